@@ -1,0 +1,121 @@
+// Tables of the service. Every tenant table carries a NOT NULL org_id and its
+// indexes lead with it, so each query of one org touches only that org's rows.
+// Times are epoch milliseconds (integers sort and compare cheaply in SQLite);
+// the API renders them as ISO 8601 UTC.
+
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const orgs = sqliteTable("orgs", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  timeZone: text("time_zone").notNull().default("UTC"),
+  createdAt: integer("created_at").notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    // SHA-256 (hex) of the whole key; the key itself is never stored.
+    keyHash: text("key_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    revokedAt: integer("revoked_at"),
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [uniqueIndex("api_keys_key_hash").on(t.keyHash), index("api_keys_org").on(t.orgId, t.createdAt)],
+);
+
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    name: text("name").notNull(),
+    // JavaScript toLowerCase() of the trimmed name: SQLite's NOCASE is ASCII-only.
+    nameLower: text("name_lower").notNull(),
+    accountType: integer("account_type"),
+    email: text("email"),
+    mobilePhone: text("mobile_phone"),
+    businessPhone: text("business_phone"),
+    buildingLocation: text("building_location"),
+    street1: text("street1"),
+    street2: text("street2"),
+    city: text("city"),
+    postalCode: text("postal_code"),
+    state: text("state"),
+    country: text("country"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("accounts_org_name").on(t.orgId, t.nameLower)],
+);
+
+export const contacts = sqliteTable(
+  "contacts",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    accountId: text("account_id").references(() => accounts.id),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    email: text("email"),
+    emailLower: text("email_lower"),
+    mobilePhone: text("mobile_phone"),
+    businessPhone: text("business_phone"),
+    buildingLocation: text("building_location"),
+    street1: text("street1"),
+    street2: text("street2"),
+    city: text("city"),
+    postalCode: text("postal_code"),
+    state: text("state"),
+    country: text("country"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // One index per way the list is read, each ending in the keyset order.
+    index("contacts_org_created").on(t.orgId, t.createdAt, t.id),
+    index("contacts_org_account_created").on(t.orgId, t.accountId, t.createdAt, t.id),
+    index("contacts_org_email_created").on(t.orgId, t.emailLower, t.createdAt, t.id),
+    index("contacts_org_updated").on(t.orgId, t.updatedAt),
+  ],
+);
+
+export const leads = sqliteTable(
+  "leads",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    title: text("title"),
+    companyName: text("company_name"),
+    email: text("email"),
+    mobilePhone: text("mobile_phone"),
+    businessPhone: text("business_phone"),
+    leadSource: integer("lead_source"),
+    accountType: integer("account_type"),
+    rating: integer("rating"),
+    estimatedValue: real("estimated_value"),
+    estimatedCloseDate: integer("estimated_close_date"),
+    buildingLocation: text("building_location"),
+    street1: text("street1"),
+    street2: text("street2"),
+    city: text("city"),
+    postalCode: text("postal_code"),
+    state: text("state"),
+    country: text("country"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("leads_org_created").on(t.orgId, t.createdAt)],
+);
+

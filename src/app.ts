@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./env";
+import { ApiError, problemResponse, renderError } from "./http/problem";
+import { auth } from "./middleware/auth";
+import { database } from "./middleware/database";
+import { requestId } from "./middleware/request-id";
+import { requestLog } from "./middleware/request-log";
+import { accounts } from "./routes/accounts";
+import { contacts } from "./routes/contacts";
+import { health } from "./routes/health";
+import { leads } from "./routes/leads";
+
+const app = new Hono<AppEnv>();
+
+app.use(requestId, requestLog, database);
+app.route("/health", health);
+
+// Authentication runs before routing under /api/v1 (contract section 3), so an
+// unauthenticated caller learns nothing, not even which paths exist.
+app.use("/api/v1/*", auth);
+app.route("/api/v1/leads", leads);
+app.route("/api/v1/contacts", contacts);
+app.route("/api/v1/accounts", accounts);
+
+app.notFound((c) => problemResponse(c, new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`)));
+app.onError(renderError);
+
+export default app;

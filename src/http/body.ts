@@ -1,0 +1,56 @@
+// Reads a POST body the way contract section 3 orders the checks: media type
+// (415), size (413), JSON syntax (400). The parsed object is handed to the
+// validator through Hono's body cache, so the body is read only once.
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../env";
+import { ApiError } from "./problem";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+// The same rule Hono's json validator uses to decide a body is JSON.
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next) {
+  const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
+  if (!JSON_MEDIA_TYPE.test(mediaType)) {
+    throw new ApiError(415, "unsupported_media_type", "Send the body as application/json");
+  }
+  const bytes = await readCapped(c.req.raw, MAX_BODY_BYTES);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+  } catch {
+    throw new ApiError(400, "malformed_json", "The body is not valid UTF-8 JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ApiError(400, "malformed_json", "The body must be a JSON object");
+  }
+  c.req.bodyCache.json = Promise.resolve(parsed);
+  await next();
+});
+
+/** The body's bytes, refusing (413) as soon as more than `limit` arrive, whatever Content-Length claims. */
+async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
+  const tooLarge = () => new ApiError(413, "payload_too_large", `The body must be at most ${limit} bytes`);
+  if (Number(request.headers.get("Content-Length") ?? 0) > limit) throw tooLarge();
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}

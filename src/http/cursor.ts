@@ -1,0 +1,39 @@
+// Opaque keyset cursors for the contact list: the last row's (createdAt, id)
+// plus a fingerprint of the org and filters the cursor was issued for, so that
+// a cursor replayed against another org or other filters is refused (422)
+// instead of silently paging through something else.
+import { ApiError } from "./problem";
+
+export interface CursorPosition {
+  createdAt: number;
+  id: string;
+}
+
+const ID = /^[a-z]{2,4}_[0-9a-z]{26}$/;
+
+async function fingerprint(scope: unknown): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(scope)));
+  return [...new Uint8Array(digest, 0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function encodeCursor(position: CursorPosition, scope: unknown): Promise<string> {
+  const json = JSON.stringify({ t: position.createdAt, i: position.id, s: await fingerprint(scope) });
+  return btoa(json).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+export async function decodeCursor(token: string, scope: unknown): Promise<CursorPosition> {
+  const invalid = new ApiError(422, "validation_failed", "1 field is invalid", {
+    errors: [{ path: "cursor", code: "invalid_cursor", message: "is not a cursor issued for this list; start again without it" }],
+  });
+  let parsed: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(token)) throw invalid;
+    parsed = JSON.parse(atob(token.replaceAll("-", "+").replaceAll("_", "/")));
+  } catch {
+    throw invalid;
+  }
+  const { t, i, s } = (parsed ?? {}) as Record<string, unknown>;
+  if (!Number.isSafeInteger(t) || (t as number) < 0 || typeof i !== "string" || !ID.test(i)) throw invalid;
+  if (s !== (await fingerprint(scope))) throw invalid;
+  return { createdAt: t as number, id: i };
+}

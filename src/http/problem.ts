@@ -1,0 +1,76 @@
+// RFC 9457 problem details: the one error type the app throws and the one
+// place it is rendered. Anything that is not an ApiError becomes a generic 500
+// that reveals nothing but the request id.
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { AppEnv } from "../env";
+
+export interface FieldError {
+  path: string;
+  code: string;
+  message: string;
+}
+
+const TITLES: Record<string, string> = {
+  malformed_json: "Malformed JSON body",
+  unauthenticated: "Authentication required",
+  not_found: "Not found",
+  account_not_found: "Account not found",
+  method_not_allowed: "Method not allowed",
+  payload_too_large: "Payload too large",
+  unsupported_media_type: "Unsupported media type",
+  validation_failed: "Request validation failed",
+  internal_error: "Internal server error",
+  unavailable: "Service unavailable",
+};
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: string,
+    readonly detail?: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail ?? code);
+  }
+}
+
+export const validationFailed = (errors: FieldError[]) =>
+  new ApiError(422, "validation_failed", `${errors.length} field${errors.length === 1 ? " is" : "s are"} invalid`, {
+    errors,
+  });
+
+export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
+  const body = {
+    type: `/problems/${error.code}`,
+    title: TITLES[error.code] ?? error.code,
+    status: error.status,
+    code: error.code,
+    ...(error.detail ? { detail: error.detail } : {}),
+    requestId: c.var.requestId,
+    ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+  };
+  return c.body(JSON.stringify(body), error.status, {
+    "Content-Type": "application/problem+json",
+    ...error.extra.headers,
+  });
+}
+
+/** The app's onError: known errors keep their shape, the rest become a bare 500. */
+export function renderError(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof ApiError) return problemResponse(c, err);
+  if (isD1Unavailable(err)) {
+    return problemResponse(c, new ApiError(503, "unavailable", "The database is temporarily unavailable; retry shortly", { headers: { "Retry-After": "1" } }));
+  }
+  c.set("error", err);
+  return problemResponse(c, new ApiError(500, "internal_error"));
+}
+
+// D1 reports overload and lost connections with these phrases; they are worth
+// a retry, unlike a bug (https://developers.cloudflare.com/d1/observability/debug-d1/).
+const RETRYABLE = /D1_ERROR.*(overloaded|Network connection lost|reset because its code was updated|storage caused object to be reset|Cannot resolve D1 DB due to transient issue)/i;
+
+function isD1Unavailable(err: Error): boolean {
+  const text = `${err.message} ${err.cause instanceof Error ? err.cause.message : ""}`;
+  return RETRYABLE.test(text);
+}

@@ -1,0 +1,63 @@
+// The one validator wrapper: zod schemas checked by @hono/zod-validator, and
+// every failing field reported in contract-shaped `errors[]` entries.
+import { zValidator } from "@hono/zod-validator";
+import type { z } from "zod";
+import { type FieldError, validationFailed } from "./problem";
+
+type Issue = z.core.$ZodIssue;
+
+export function validate<Target extends "json" | "query", Schema extends z.ZodType>(target: Target, schema: Schema) {
+  const known = fieldNames(schema);
+  return zValidator(target, schema, (result) => {
+    if (!result.success) throw validationFailed(toFieldErrors(result.error.issues, known));
+  });
+}
+
+export function toFieldErrors(issues: readonly Issue[], known: readonly string[] = []): FieldError[] {
+  return issues.flatMap((issue): FieldError[] => {
+    const path = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => {
+        const match = known.find((name) => name.toLowerCase() === key.toLowerCase());
+        const hint = match ? `; did you mean '${match}'?` : "";
+        return { path: path ? `${path}.${key}` : key, code: "unknown_field", message: `unknown field${hint}` };
+      });
+    }
+    return [{ path, ...describe(issue) }];
+  });
+}
+
+function describe(issue: Issue): { code: string; message: string } {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined
+        ? { code: "required", message: "is required" }
+        : { code: "invalid_type", message: `must be ${article(issue.expected)}` };
+    case "too_big":
+      return issue.origin === "string"
+        ? { code: "too_long", message: `must be at most ${issue.maximum} characters` }
+        : { code: "out_of_range", message: `must be at most ${issue.maximum}` };
+    case "too_small":
+      return issue.origin === "string"
+        ? { code: "too_short", message: `must be at least ${issue.minimum} characters` }
+        : { code: "out_of_range", message: `must be at least ${issue.minimum}` };
+    case "custom":
+      return { code: String(issue.params?.code ?? "invalid"), message: issue.message };
+    case "invalid_format":
+      return { code: "invalid_format", message: issue.message };
+    default:
+      return { code: "invalid_value", message: issue.message };
+  }
+}
+
+function article(expected: string): string {
+  const names: Record<string, string> = { int: "an integer", number: "a number", string: "a string", object: "an object", array: "an array", boolean: "a boolean" };
+  return names[expected] ?? expected;
+}
+
+/** Top-level field names of an object schema (through any transform), for did-you-mean hints. */
+function fieldNames(schema: z.ZodType): string[] {
+  let def = schema._zod.def as { shape?: Record<string, unknown>; in?: z.ZodType };
+  while (!def.shape && def.in) def = def.in._zod.def as typeof def;
+  return Object.keys(def.shape ?? {});
+}

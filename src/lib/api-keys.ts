@@ -1,0 +1,33 @@
+// API keys: `fsk_` + 40 base62 characters (~238 bits), recognisable to secret
+// scanners. Only the SHA-256 of a key is stored: keys are high-entropy random
+// strings, so a fast hash is enough (no password-style stretching needed) and
+// a lookup by hash cannot be turned into a guess of the key.
+const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const KEY_BODY_LENGTH = 40;
+
+export const API_KEY_PATTERN = /^fsk_[A-Za-z0-9]{32,128}$/;
+
+export function generateApiKey(): string {
+  let body = "";
+  while (body.length < KEY_BODY_LENGTH) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(64))) {
+      // 248 = 4 × 62: rejecting larger bytes keeps every character equally likely.
+      if (byte < 248 && body.length < KEY_BODY_LENGTH) body += BASE62[byte % 62];
+    }
+  }
+  return `fsk_${body}`;
+}
+
+export async function hashApiKey(key: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Compares two strings in time that depends only on their lengths. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  let diff = x.length ^ y.length;
+  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
+  return diff === 0;
+}

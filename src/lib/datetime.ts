@@ -1,0 +1,44 @@
+// RFC 3339 date-times as the contract (section 1) accepts them: a zone is
+// required, impossible dates are refused, sub-millisecond digits are truncated.
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function daysInMonth(year: number, month: number): number {
+  return [31, isLeap(year) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1] ?? 0;
+}
+
+function isLeap(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+function utcMillis(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number | null {
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return null;
+  if (h > 23 || mi > 59 || s > 59) return null;
+  const date = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, does not map years 0–99 to 1900–1999.
+  date.setUTCFullYear(y, mo - 1, d);
+  date.setUTCHours(h, mi, s, ms);
+  return date.getTime();
+}
+
+/** Epoch milliseconds of an RFC 3339 date-time with a zone, or null. */
+export function parseDateTime(text: string): number | null {
+  const m = DATE_TIME.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h, mi, s = "0", frac = "", , sign, oh = "0", om = "0"] = m;
+  if (Number(oh) > 23 || Number(om) > 59) return null;
+  const local = utcMillis(+y!, +mo!, +d!, +h!, +mi!, +s, Number(frac.padEnd(3, "0").slice(0, 3)));
+  if (local === null) return null;
+  const offset = (Number(oh) * 60 + Number(om)) * 60_000;
+  return sign === "-" ? local + offset : sign === "+" ? local - offset : local;
+}
+
+/** Like parseDateTime, but also accepts a plain `YYYY-MM-DD` (read as 00:00 UTC). */
+export function parseDateOrDateTime(text: string): number | null {
+  const m = DATE_ONLY.exec(text);
+  return m ? utcMillis(+m[1]!, +m[2]!, +m[3]!) : parseDateTime(text);
+}
+
+export const toIso = (millis: number): string => new Date(millis).toISOString();
+export const toIsoOrNull = (millis: number | null): string | null => (millis === null ? null : toIso(millis));

@@ -1,0 +1,25 @@
+import { createMiddleware } from "hono/factory";
+import { routePath } from "hono/route";
+import type { AppEnv } from "../env";
+
+/**
+ * One JSON line per request. It names the route pattern, never the raw URL or
+ * headers, so no key, query value or body can reach the logs; an unexpected
+ * error is logged by name and message here and only here, never sent to the client.
+ */
+export const requestLog = createMiddleware<AppEnv>(async function requestLog(c, next) {
+  const started = Date.now();
+  await next();
+  const error = c.var.error;
+  console.log(
+    JSON.stringify({
+      requestId: c.var.requestId,
+      orgId: c.var.orgId ?? null,
+      method: c.req.method,
+      route: routePath(c, -1),
+      status: c.res.status,
+      durationMs: Date.now() - started,
+      ...(error ? { error: `${error.name}: ${error.message}` } : {}),
+    }),
+  );
+});

@@ -1,0 +1,14 @@
+import { Hono } from "hono";
+import { createLead } from "../db/leads";
+import type { AppEnv } from "../env";
+import { jsonBody } from "../http/body";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import { validate } from "../http/validate";
+import { createLeadBody } from "../schemas/leads";
+
+export const leads = new Hono<AppEnv>()
+  .post("/", jsonBody, validate("json", createLeadBody), async (c) => {
+    const lead = await createLead(c.var.db, c.var.orgId, c.req.valid("json"), Date.now());
+    return c.json(lead, 200);
+  })
+  .all("/", methodNotAllowed("POST"));

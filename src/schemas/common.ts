@@ -1,0 +1,78 @@
+// Field builders shared by the request schemas. Strings are trimmed; an empty
+// string or explicit null means "absent" and comes out as null.
+import { z } from "zod";
+import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
+
+// A lone surrogate or a NUL could not be read back as written (contract section 1).
+const isCleanText = (value: string) => value.isWellFormed() && !value.includes("\0");
+// Factories, not shared objects: zod mutates the options it is given.
+const cleanText = () => ({ message: "must be well-formed Unicode without NUL characters", params: { code: "invalid_string" } });
+
+/** An optional trimmed string of at most `max` characters; absent, null and "" come out as null. */
+export const optionalText = (max: number) =>
+  z.string().trim().max(max).refine(isCleanText, cleanText()).nullish().transform((v) => v || null);
+
+/** A required trimmed string; "" and null are refused as missing. */
+export const requiredText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    .refine(isCleanText, cleanText())
+    .refine((v) => v !== "", { message: "is required", params: { code: "required" } });
+
+// Deliberately plain: one "@", no spaces, a dot in the domain. Full RFC 5322
+// would accept addresses no mail system delivers to.
+const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
+
+export const optionalEmail = z
+  .string()
+  .trim()
+  .max(320)
+  .refine(isCleanText, cleanText())
+  .refine((v) => v === "" || EMAIL.test(v), { message: "must be an email address", params: { code: "invalid_format" } })
+  .nullish()
+  .transform((v) => v || null);
+
+export const optionalCode = z.number().int().min(0).max(2147483647).nullish().transform((v) => v ?? null);
+
+const badDateTime = (message = "must be an RFC 3339 date-time with a zone, like 2026-11-23T14:00:00Z") => ({
+  message,
+  params: { code: "invalid_format" },
+});
+
+/** An RFC 3339 date-time with a zone, as epoch milliseconds. */
+export const dateTime = z
+  .string()
+  .trim()
+  .refine((v) => parseDateTime(v) !== null, badDateTime())
+  .transform((v) => parseDateTime(v) as number);
+
+/** An optional RFC 3339 date-time or plain date, as epoch milliseconds or null. */
+export const optionalDateOrDateTime = z
+  .string()
+  .trim()
+  .refine(
+    (v) => v === "" || parseDateOrDateTime(v) !== null,
+    badDateTime("must be an RFC 3339 date-time with a zone or a date YYYY-MM-DD"),
+  )
+  .nullish()
+  .transform((v) => (v ? (parseDateOrDateTime(v) as number) : null));
+
+export const LIMITS = { name: 200, email: 320, phone: 40, street: 500, postalCode: 20 } as const;
+
+/** The postal-address fields shared by leads, contacts and accounts. */
+export const addressFields = {
+  buildingLocation: optionalText(LIMITS.name),
+  street1: optionalText(LIMITS.street),
+  street2: optionalText(LIMITS.street),
+  city: optionalText(LIMITS.name),
+  postalCode: optionalText(LIMITS.postalCode),
+  state: optionalText(LIMITS.name),
+  country: optionalText(LIMITS.name),
+};
+
+export const phoneFields = {
+  mobilePhone: optionalText(LIMITS.phone),
+  businessPhone: optionalText(LIMITS.phone),
+};

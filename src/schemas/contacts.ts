@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { addressFields, dateTime, LIMITS, optionalEmail, optionalText, phoneFields } from "./common";
+
+const REACHABLE_BY = ["firstName", "lastName", "email", "mobilePhone", "businessPhone"] as const;
+
+/** The Contact of spec 2.2; a contact must carry a name or a way to reach it. */
+export const createContactBody = z
+  .strictObject({
+    firstName: optionalText(LIMITS.name),
+    lastName: optionalText(LIMITS.name),
+    email: optionalEmail,
+    ...phoneFields,
+    accountId: optionalText(LIMITS.name),
+    ...addressFields,
+  })
+  .superRefine((contact, ctx) => {
+    if (REACHABLE_BY.every((field) => !contact[field])) {
+      ctx.addIssue({
+        code: "custom",
+        path: [],
+        message: `at least one of ${REACHABLE_BY.join(", ")} is required`,
+        params: { code: "required_one_of" },
+      });
+    }
+  });
+
+export type NewContact = z.output<typeof createContactBody>;
+
+export const listContactsQuery = z.strictObject({
+  limit: z
+    .string()
+    .regex(/^\d{1,6}$/, "must be an integer")
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(200))
+    .optional()
+    .transform((v) => v ?? 50),
+  cursor: z.string().max(1024).optional(),
+  accountId: z.string().trim().max(LIMITS.name).optional(),
+  email: z.string().trim().max(LIMITS.email).optional(),
+  updatedSince: dateTime.optional(),
+});
+
+export type ContactFilters = Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince">;

@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { addressFields, LIMITS, optionalCode, optionalDateOrDateTime, optionalEmail, optionalText, phoneFields } from "./common";
+
+/** The Lead of spec 2.1: nothing required, `{}` is a valid lead. */
+export const createLeadBody = z.strictObject({
+  firstName: optionalText(LIMITS.name),
+  lastName: optionalText(LIMITS.name),
+  title: optionalText(LIMITS.name),
+  companyName: optionalText(LIMITS.name),
+  email: optionalEmail,
+  ...phoneFields,
+  leadSource: optionalCode,
+  accountType: optionalCode,
+  rating: optionalCode,
+  estimatedValue: z.number().min(0).nullish().transform((v) => v ?? null),
+  estimatedCloseDate: optionalDateOrDateTime,
+  ...addressFields,
+});
+
+export type NewLead = z.output<typeof createLeadBody>;
