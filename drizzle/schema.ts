@@ -62,13 +62,14 @@ export const contacts = sqliteTable(
     orgId: text("org_id")
       .notNull()
       .references(() => orgs.id),
-    accountId: text("account_id").references(() => accounts.id),
     firstName: text("first_name"),
     lastName: text("last_name"),
     email: text("email"),
+    // JavaScript toLowerCase() of email, for the case-insensitive filter.
     emailLower: text("email_lower"),
     mobilePhone: text("mobile_phone"),
     businessPhone: text("business_phone"),
+    accountId: text("account_id").references(() => accounts.id),
     buildingLocation: text("building_location"),
     street1: text("street1"),
     street2: text("street2"),

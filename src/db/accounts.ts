@@ -14,6 +14,6 @@ export async function getAccount(db: Db, orgId: string, id: string) {
   return row && accountView(row);
 }
 
-export function accountView({ orgId: _org, nameLower: _lower, createdAt, updatedAt, ...fields }: AccountRow) {
-  return { ...fields, createdAt: toIso(createdAt), updatedAt: toIso(updatedAt) };
+export function accountView({ orgId: _org, nameLower: _lower, ...account }: AccountRow) {
+  return { ...account, createdAt: toIso(account.createdAt), updatedAt: toIso(account.updatedAt) };
 }

@@ -14,7 +14,8 @@ type ContactRow = typeof contacts.$inferSelect;
  * never be linked to another org's account, and nothing is written on failure.
  */
 export async function createContact(db: Db, orgId: string, contact: NewContact, now: number) {
-  const row: ContactRow = {
+  const columns = Object.entries(getTableColumns(contacts));
+  const values: ContactRow = {
     ...contact,
     id: newId("ct", now),
     orgId,
@@ -22,11 +23,12 @@ export async function createContact(db: Db, orgId: string, contact: NewContact, 
     createdAt: now,
     updatedAt: now,
   };
+  // Keys in column order, so a created contact reads exactly like a listed one.
+  const row = Object.fromEntries(columns.map(([key]) => [key, values[key as keyof ContactRow]])) as ContactRow;
   if (contact.accountId === null) {
     await db.insert(contacts).values(row);
     return contactView(row);
   }
-  const columns = Object.entries(getTableColumns(contacts));
   const result = await db.run(sql`
     INSERT INTO ${contacts} (${sql.join(
       columns.map(([, column]) => sql.identifier(column.name)),
@@ -64,6 +66,6 @@ export async function listContacts(
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-export function contactView({ orgId: _org, emailLower: _lower, createdAt, updatedAt, ...fields }: ContactRow) {
-  return { ...fields, createdAt: toIso(createdAt), updatedAt: toIso(updatedAt) };
+export function contactView({ orgId: _org, emailLower: _lower, ...contact }: ContactRow) {
+  return { ...contact, createdAt: toIso(contact.createdAt), updatedAt: toIso(contact.updatedAt) };
 }

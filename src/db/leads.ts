@@ -14,6 +14,7 @@ export async function createLead(db: Db, orgId: string, lead: NewLead, now: numb
   return leadView(row!);
 }
 
-export function leadView({ orgId: _org, estimatedCloseDate, createdAt, ...fields }: LeadRow) {
-  return { ...fields, estimatedCloseDate: toIsoOrNull(estimatedCloseDate), createdAt: toIso(createdAt) };
+export function leadView({ orgId: _org, ...lead }: LeadRow) {
+  // Overwriting keys keeps their place, so the fields stay in the spec's order.
+  return { ...lead, estimatedCloseDate: toIsoOrNull(lead.estimatedCloseDate), createdAt: toIso(lead.createdAt) };
 }

@@ -9,11 +9,12 @@ type Issue = z.core.$ZodIssue;
 export function validate<Target extends "json" | "query", Schema extends z.ZodType>(target: Target, schema: Schema) {
   const known = fieldNames(schema);
   return zValidator(target, schema, (result) => {
-    if (!result.success) throw validationFailed(toFieldErrors(result.error.issues, known));
+    if (!result.success) throw validationFailed(toFieldErrors(result.error.issues, result.data, known));
   });
 }
 
-export function toFieldErrors(issues: readonly Issue[], known: readonly string[] = []): FieldError[] {
+/** Contract-shaped field errors; `input` (the unparsed value) tells a missing field from a mistyped one. */
+export function toFieldErrors(issues: readonly Issue[], input: unknown, known: readonly string[] = []): FieldError[] {
   return issues.flatMap((issue): FieldError[] => {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
@@ -23,14 +24,20 @@ export function toFieldErrors(issues: readonly Issue[], known: readonly string[]
         return { path: path ? `${path}.${key}` : key, code: "unknown_field", message: `unknown field${hint}` };
       });
     }
-    return [{ path, ...describe(issue) }];
+    return [{ path, ...describe(issue, valueAt(input, issue.path)) }];
   });
 }
 
-function describe(issue: Issue): { code: string; message: string } {
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  return value;
+}
+
+function describe(issue: Issue, value: unknown): { code: string; message: string } {
   switch (issue.code) {
     case "invalid_type":
-      return issue.input === undefined
+      return value === undefined
         ? { code: "required", message: "is required" }
         : { code: "invalid_type", message: `must be ${article(issue.expected)}` };
     case "too_big":

@@ -1,0 +1,104 @@
+// The admin CLI of contract section 6: `npm run admin -- <command> [flags]`.
+// With --json, stdout carries exactly one JSON object; messages go to stderr.
+import { parseArgs } from "node:util";
+import { createDb, type Db } from "../db/client";
+import { importAccounts } from "./accounts-import";
+import { connect, type Target } from "./connect";
+import { seedDemo } from "./demo";
+import { CliError } from "./errors";
+import { createKey, createOrg, listKeys, revokeKey } from "./orgs-and-keys";
+
+const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
+
+Commands:
+  org create --name NAME [--time-zone IANA]   create an org and its first API key
+  key create --org ORG                        create another key (shown once)
+  key revoke --org ORG --key KEYID            revoke a key at once
+  key list --org ORG                          list keys (never the secrets)
+  accounts import --org ORG --file F          import accounts from .json or .csv, all or nothing
+  demo seed                                   seed the demo org (local state only)`;
+
+type Flags = Record<string, string | boolean | undefined>;
+type Command = (db: Db, flags: Flags) => Promise<object>;
+
+const required = (flags: Flags, name: string): string => {
+  const value = flags[name];
+  if (typeof value !== "string" || value.trim() === "") throw new CliError(`--${name} is required`);
+  return value.trim();
+};
+
+const COMMANDS: Record<string, Command> = {
+  "org create": (db, f) => createOrg(db, required(f, "name"), typeof f["time-zone"] === "string" ? f["time-zone"] : "UTC"),
+  "key create": (db, f) => createKey(db, required(f, "org")),
+  "key revoke": (db, f) => revokeKey(db, required(f, "org"), required(f, "key")),
+  "key list": (db, f) => listKeys(db, required(f, "org")),
+  "accounts import": (db, f) => importAccounts(db, required(f, "org"), required(f, "file")),
+  "demo seed": (db) => seedDemo(db),
+};
+
+async function main(argv: string[]): Promise<number> {
+  const { values: flags, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      local: { type: "boolean" },
+      remote: { type: "boolean" },
+      "persist-to": { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      name: { type: "string" },
+      "time-zone": { type: "string" },
+      org: { type: "string" },
+      key: { type: "string" },
+      file: { type: "string" },
+    },
+  });
+  const name = positionals.join(" ");
+  const command = COMMANDS[name];
+  if (flags.help || !command) {
+    (flags.help ? process.stdout : process.stderr).write(`${name && !command ? `unknown command: ${name}\n\n` : ""}${USAGE}\n`);
+    return flags.help ? 0 : 2;
+  }
+  if (flags.remote && (flags.local || flags["persist-to"])) throw new CliError("--remote cannot be combined with --local or --persist-to");
+  if (flags.remote && name === "demo seed") throw new CliError("the demo org has public credentials; it is never seeded with --remote");
+
+  const target: Target = { remote: flags.remote === true, persistTo: flags["persist-to"] };
+  const { d1, dispose } = await connect(target);
+  try {
+    const result = await command(createDb(d1), flags);
+    await write(flags.json ? `${JSON.stringify(result)}\n` : humanReadable(result));
+  } finally {
+    await dispose();
+  }
+  return 0;
+}
+
+function humanReadable(result: object): string {
+  const lines = Object.entries(result).map(([key, value]) =>
+    Array.isArray(value) ? `${key}: ${value.length} (use --json for the list)` : `${key}: ${value}`,
+  );
+  if ("apiKey" in result) lines.push("Store the API key now: it is shown only once.");
+  return `${lines.join("\n")}\n`;
+}
+
+/** Resolves once the text is flushed, so large outputs are complete when the process exits. */
+const write = (text: string) => new Promise<void>((resolve, reject) => process.stdout.write(text, (e) => (e ? reject(e) : resolve())));
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const known = error instanceof CliError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+    const message = known ? (error as Error).message : `unexpected error: ${describeUnexpected(error)}`;
+    process.stderr.write(`error: ${message}\n`);
+    process.exitCode = 1;
+  },
+);
+
+function describeUnexpected(error: unknown): string {
+  const text = error instanceof Error ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}` : String(error);
+  if (/no such table/.test(text)) return `${text.trim()} — apply the migrations first: npx wrangler d1 migrations apply DB --local`;
+  return text.trim();
+}

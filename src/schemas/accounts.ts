@@ -1,0 +1,13 @@
+import { z } from "zod";
+import { addressFields, LIMITS, optionalCode, optionalEmail, phoneFields, requiredText } from "./common";
+
+/** One account of an `accounts import` file (accounts are created by operators only). */
+export const importAccount = z.strictObject({
+  name: requiredText(LIMITS.name),
+  accountType: optionalCode,
+  email: optionalEmail,
+  ...phoneFields,
+  ...addressFields,
+});
+
+export type NewAccount = z.output<typeof importAccount>;

@@ -1,0 +1,25 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // Unit and integration tests run inside workerd against a real local D1.
+        plugins: [
+          cloudflareTest(async () => ({
+            main: "./src/index.ts",
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")) } },
+          })),
+        ],
+        test: { name: "worker", silent: "passed-only", include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"], setupFiles: ["./test/apply-migrations.ts"] },
+      },
+      {
+        // End-to-end tests drive a real `wrangler dev` and the admin CLI from Node.
+        test: { name: "e2e", silent: "passed-only", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 60_000, hookTimeout: 90_000 },
+      },
+    ],
+  },
+});
