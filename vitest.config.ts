@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    // Request log lines of passing tests are noise; failing tests keep theirs.
+    silent: "passed-only",
     projects: [
       {
         // Unit and integration tests run inside workerd against a real local D1.
@@ -14,11 +16,11 @@ export default defineConfig({
             miniflare: { bindings: { TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")) } },
           })),
         ],
-        test: { name: "worker", silent: "passed-only", include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"], setupFiles: ["./test/apply-migrations.ts"] },
+        test: { name: "worker", include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"], setupFiles: ["./test/apply-migrations.ts"] },
       },
       {
         // End-to-end tests drive a real `wrangler dev` and the admin CLI from Node.
-        test: { name: "e2e", silent: "passed-only", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 60_000, hookTimeout: 90_000 },
+        test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 60_000, hookTimeout: 90_000 },
       },
     ],
   },

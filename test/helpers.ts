@@ -2,7 +2,9 @@
 // the admin CLI uses, and talks to the worker only over fetch.
 import { env, SELF } from "cloudflare:test";
 import { createOrg } from "../src/cli/orgs-and-keys";
+import { accounts } from "../drizzle/schema";
 import { createDb } from "../src/db/client";
+import { newId } from "../src/lib/ids";
 
 export const db = () => createDb(env.DB);
 
@@ -51,4 +53,12 @@ export function isProblem(body: { type?: unknown; title?: unknown; status?: unkn
     body.type === `/problems/${body.code}` &&
     typeof body.requestId === "string"
   );
+}
+
+/** Inserts an account the way `accounts import` stores one. */
+export async function addAccount(tenant: Tenant, name: string, fields: Partial<typeof accounts.$inferInsert> = {}) {
+  const now = Date.now();
+  const account = { id: newId("acct", now), orgId: tenant.orgId, name, nameLower: name.toLowerCase(), createdAt: now, updatedAt: now, ...fields };
+  await db().insert(accounts).values(account);
+  return account;
 }

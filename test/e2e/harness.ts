@@ -1,0 +1,188 @@
+// End-to-end harness: runs the real admin CLI and a real `wrangler dev` as
+// child processes against one throwaway local state folder, and talks to the
+// server over plain HTTP. Nothing here imports the worker's own code.
+import { type ChildProcess, spawn } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export const ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "true",
+};
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion (never rejects on a non-zero exit; kills it after `timeoutMs`). */
+export function run(command: string, args: string[], timeoutMs = 60_000): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: ROOT, env: ENV, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export async function applyMigrations(stateDir: string): Promise<void> {
+  const result = await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
+  if (result.code !== 0) throw new Error(`migrations failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
+}
+
+/** `npx tsx src/cli/main.ts <args> --persist-to <dir> --json`. */
+export const admin = (stateDir: string, args: string[]) =>
+  run("npx", ["tsx", "src/cli/main.ts", ...args, "--persist-to", stateDir, "--json"]);
+
+/** The one JSON line a successful `--json` CLI run prints; throws with the CLI's stderr otherwise. */
+export function jsonLine<T>(result: RunResult, what: string): T {
+  const lines = result.stdout.split("\n").filter((line) => line.trim() !== "");
+  if (result.code !== 0 || lines.length !== 1) {
+    throw new Error(`${what}: exit ${result.code}, ${lines.length} stdout line(s)\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  }
+  return JSON.parse(lines[0]!) as T;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error("no port assigned"))));
+    });
+  });
+}
+
+/** `wrangler dev` in its own process group, with all of its output kept for diagnostics. */
+export class DevServer {
+  private log = "";
+  private exitCode: number | null | undefined;
+
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly baseUrl: string,
+  ) {
+    const keep = (chunk: Buffer) => {
+      this.log += chunk.toString();
+    };
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    child.on("exit", (code) => {
+      this.exitCode = code;
+    });
+  }
+
+  static start(stateDir: string, port: number): DevServer {
+    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir, "--log-level", "warn"];
+    const child = spawn("npx", args, { cwd: ROOT, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    return new DevServer(child, `http://127.0.0.1:${port}`);
+  }
+
+  output(): string {
+    return this.log;
+  }
+
+  /** Polls GET /health every 200 ms until it answers 200. */
+  async waitUntilHealthy(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.exitCode !== undefined) throw new Error(`wrangler dev exited (${this.exitCode}) before it was healthy:\n${this.log}`);
+      try {
+        const response = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+        await response.arrayBuffer();
+        if (response.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await sleep(200);
+    }
+    throw new Error(`wrangler dev was not healthy after ${timeoutMs} ms:\n${this.log}`);
+  }
+
+  /** SIGTERM to the whole process group (npx, wrangler, workerd), SIGKILL if it lingers. */
+  async stop(): Promise<void> {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    const signalGroup = (signal: NodeJS.Signals | 0) => {
+      try {
+        process.kill(-pid, signal);
+        return true;
+      } catch {
+        return false; // ESRCH: the group is gone
+      }
+    };
+    if (!signalGroup("SIGTERM")) return;
+    for (let i = 0; i < 50; i++) {
+      await sleep(100);
+      if (!signalGroup(0)) return;
+    }
+    signalGroup("SIGKILL");
+  }
+}
+
+export interface Tenant {
+  orgId: string;
+  apiKey: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
+  body: any;
+}
+
+export interface RequestOptions {
+  method?: string;
+  /** Sent as JSON with Content-Type application/json. */
+  json?: unknown;
+  /** Sent verbatim (set Content-Type yourself). */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP call as `tenant` (no credentials when null); the body is parsed when it is JSON. */
+export async function request(baseUrl: string, tenant: Tenant | null, urlPath: string, options: RequestOptions = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = {
+    ...(tenant ? { "X-API-KEY": tenant.apiKey, "X-ORG-ID": tenant.orgId } : {}),
+    ...(options.json !== undefined ? { "Content-Type": "application/json" } : {}),
+    ...options.headers,
+  };
+  const hasBody = options.json !== undefined || options.raw !== undefined;
+  const response = await fetch(`${baseUrl}${urlPath}`, {
+    method: options.method ?? (hasBody ? "POST" : "GET"),
+    headers,
+    body: options.raw ?? (options.json === undefined ? undefined : JSON.stringify(options.json)),
+  });
+  const text = await response.text();
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  return { status: response.status, headers: response.headers, text, body };
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { parseDateOrDateTime, parseDateTime } from "../../src/lib/datetime";
+
+describe("parseDateTime", () => {
+  it.each([
+    ["2026-11-23T14:00:00Z", "2026-11-23T14:00:00.000Z"],
+    ["2026-11-23T09:00:00-05:00", "2026-11-23T14:00:00.000Z"],
+    ["2026-11-23t14:00z", "2026-11-23T14:00:00.000Z"],
+    ["2026-11-23T19:30:00+05:30", "2026-11-23T14:00:00.000Z"],
+    ["2026-11-23T14:00:00.1234567Z", "2026-11-23T14:00:00.123Z"],
+    ["2026-11-23T14:00:00.5+00:00", "2026-11-23T14:00:00.500Z"],
+    ["2024-02-29T00:00:00Z", "2024-02-29T00:00:00.000Z"],
+    ["0099-01-01T00:00:00Z", "0099-01-01T00:00:00.000Z"],
+    ["2026-01-01T00:30:00+01:00", "2025-12-31T23:30:00.000Z"],
+  ])("%s → %s", (input, expected) => {
+    expect(new Date(parseDateTime(input)!).toISOString()).toBe(expected);
+  });
+
+  it.each([
+    "2026-11-23T14:00:00", // no zone: its hour would be a guess
+    "2026-02-30T10:00:00Z",
+    "2025-02-29T10:00:00Z",
+    "2026-13-01T10:00:00Z",
+    "2026-11-23T24:00:00Z",
+    "2026-11-23T14:60:00Z",
+    "2026-11-23T14:00:60Z",
+    "2026-11-23T14:00:00+24:00",
+    "2026-11-23T14:00:00+05",
+    "2026-11-23 14:00:00Z",
+    "2026-11-23",
+    "",
+    "0000-01-01T00:00:00Z",
+    "tomorrow at noon",
+  ])("refuses %j", (input) => {
+    expect(parseDateTime(input)).toBeNull();
+  });
+});
+
+describe("parseDateOrDateTime", () => {
+  it("reads a plain date as 00:00 UTC", () => {
+    expect(new Date(parseDateOrDateTime("2026-12-01")!).toISOString()).toBe("2026-12-01T00:00:00.000Z");
+  });
+  it("refuses an impossible plain date", () => {
+    expect(parseDateOrDateTime("2026-02-30")).toBeNull();
+  });
+});
