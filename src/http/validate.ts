@@ -37,9 +37,12 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 function describe(issue: Issue, value: unknown): { code: string; message: string } {
   switch (issue.code) {
     case "invalid_type":
-      return value === undefined
-        ? { code: "required", message: "is required" }
-        : { code: "invalid_type", message: `must be ${article(issue.expected)}` };
+      if (value === undefined) return { code: "required", message: "is required" };
+      // Only a repeated query parameter arrives as an array where a string is expected.
+      if (Array.isArray(value) && issue.expected === "string" && value.every((v) => typeof v === "string")) {
+        return { code: "invalid_type", message: "must be given once" };
+      }
+      return { code: "invalid_type", message: `must be ${article(issue.expected)}` };
     case "too_big":
       return issue.origin === "string"
         ? { code: "too_long", message: `must be at most ${issue.maximum} characters` }

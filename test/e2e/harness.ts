@@ -79,6 +79,16 @@ export function freePort(): Promise<number> {
 export class DevServer {
   private log = "";
   private exitCode: number | null | undefined;
+  // Last resort if the test process ends without afterAll (e.g. interrupted).
+  private readonly killOnExit = () => {
+    if (this.child.pid !== undefined && this.exitCode === undefined) {
+      try {
+        process.kill(-this.child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  };
 
   private constructor(
     private readonly child: ChildProcess,
@@ -92,6 +102,7 @@ export class DevServer {
     child.on("exit", (code) => {
       this.exitCode = code;
     });
+    process.once("exit", this.killOnExit);
   }
 
   static start(stateDir: string, port: number): DevServer {
@@ -123,6 +134,7 @@ export class DevServer {
 
   /** SIGTERM to the whole process group (npx, wrangler, workerd), SIGKILL if it lingers. */
   async stop(): Promise<void> {
+    process.off("exit", this.killOnExit);
     const pid = this.child.pid;
     if (pid === undefined) return;
     const signalGroup = (signal: NodeJS.Signals | 0) => {

@@ -110,7 +110,7 @@ describe("GET /api/v1/contacts", () => {
     ["limit=0", "limit", "out_of_range"],
     ["limit=201", "limit", "out_of_range"],
     ["limit=ten", "limit", "invalid_format"],
-    ["limit=1&limit=2", "limit", "invalid_type"],
+    ["limit=1&limit=2", "limit", "invalid_type"], // "must be given once"
     ["foo=1", "foo", "unknown_field"],
     ["updatedSince=2026-11-23T14:00:00", "updatedSince", "invalid_format"],
     ["cursor=%25%25%25", "cursor", "invalid_cursor"],
