@@ -99,7 +99,8 @@ function csvRecords(text: string): Record<string, unknown>[] {
       names.forEach((name, j) => {
         const cell = cells[j] ?? "";
         if (cell === "") return; // an empty cell is an absent field
-        record[name] = name === "accountType" && /^[+-]?\d+$/.test(cell.trim()) ? Number.parseInt(cell, 10) : cell;
+        // A numeric accountType becomes a number, so "1.5" is reported as "must be an integer".
+        record[name] = name === "accountType" && /^[+-]?\d+(\.\d+)?$/.test(cell.trim()) ? Number(cell) : cell;
       });
       return record;
     });

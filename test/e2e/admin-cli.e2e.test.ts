@@ -1,0 +1,75 @@
+// The admin CLI's failure paths, through the real CLI on a real local state
+// folder: bad input exits non-zero with a message on stderr, prints nothing on
+// stdout, and writes nothing (read back independently with `wrangler d1 execute`).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { admin, applyMigrations, jsonLine, run } from "./harness";
+
+let dir: string;
+let orgId: string;
+
+async function count(table: string): Promise<number> {
+  const result = await run("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", dir, "--json", "--command", `SELECT count(*) AS n FROM ${table}`]);
+  return JSON.parse(result.stdout)[0].results[0].n;
+}
+
+function file(name: string, text: string): string {
+  const filePath = path.join(dir, name);
+  writeFileSync(filePath, text);
+  return filePath;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "fs-cli-"));
+  await applyMigrations(dir);
+  orgId = jsonLine<{ orgId: string }>(await admin(dir, ["org", "create", "--name", "CLI Org"]), "org create").orgId;
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("accounts import refuses bad input and writes nothing", () => {
+  it.each([
+    ["a record without a name and one with an unknown field", "bad.json", '[{"name":"Fine"},{"city":"Boston"},{"name":"X","nmae":"typo"}]', /record 2: name: is required[\s\S]*record 3: nmae: unknown field/],
+    ["a file that is not JSON", "broken.json", '[{"name":', /not valid JSON/],
+    ["a JSON object instead of an array", "object.json", '{"name":"A"}', /array/],
+    ["a CSV row with too many cells", "cells.csv", "name,city\nA,Boston\nB,Boston,extra\n", /row 3 has 3 cells/],
+    ["a CSV accountType that is not an integer", "type.csv", "name,accountType\nA,1.5\n", /accountType: must be an integer/],
+  ])("%s", async (_case, name, text, message) => {
+    const result = await admin(dir, ["accounts", "import", "--org", orgId, "--file", file(name, text)]);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(message);
+    expect(await count("accounts")).toBe(0);
+  });
+
+  it("refuses an unknown org", async () => {
+    const result = await admin(dir, ["accounts", "import", "--org", "org_unknown", "--file", file("ok.json", '[{"name":"A"}]')]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/unknown org: org_unknown/);
+    expect(await count("accounts")).toBe(0);
+  });
+});
+
+describe("org create", () => {
+  it("refuses an unknown time zone and writes no org", async () => {
+    const before = await count("orgs");
+    const result = await admin(dir, ["org", "create", "--name", "Nowhere", "--time-zone", "Mars/Olympus_Mons"]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/unknown IANA time zone/);
+    expect(await count("orgs")).toBe(before);
+  });
+});
+
+describe("demo seed", () => {
+  it("is idempotent and refuses --remote", async () => {
+    const first = jsonLine<{ orgId: string; accounts: number }>(await admin(dir, ["demo", "seed"]), "demo seed");
+    const second = jsonLine<{ orgId: string; accounts: number }>(await admin(dir, ["demo", "seed"]), "demo seed again");
+    expect(first).toEqual(second);
+    expect(first).toMatchObject({ orgId: "org_demo", accounts: 3 });
+    const remote = await run("npx", ["tsx", "src/cli/main.ts", "demo", "seed", "--remote", "--json"]);
+    expect(remote.code).not.toBe(0);
+    expect(remote.stderr).toMatch(/never seeded with --remote/);
+  });
+});
