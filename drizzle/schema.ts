@@ -4,11 +4,19 @@
 // the API renders them as ISO 8601 UTC.
 
 import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { StoredSchedule } from "../src/scheduling/schedule";
 
 export const orgs = sqliteTable("orgs", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   timeZone: text("time_zone").notNull().default("UTC"),
+  // The schedule document of contract 5.1 minus its timeZone (kept above), as
+  // JSON; null means the defaults.
+  schedule: text("schedule", { mode: "json" }).$type<StoredSchedule>(),
+  // The longest slotMinutes this org has ever had: a booking lasts the slot
+  // length of its day, so a booking overlapping an instant t starts after
+  // t - maxSlotMinutes. That bound lets window reads use the starts_at index.
+  maxSlotMinutes: integer("max_slot_minutes").notNull().default(60),
   createdAt: integer("created_at").notNull(),
 });
 
@@ -120,3 +128,22 @@ export const leads = sqliteTable(
   (t) => [index("leads_org_created").on(t.orgId, t.createdAt)],
 );
 
+
+/** Incidents logged by agents; each one books the slot [startsAt, endsAt). */
+export const incidents = sqliteTable(
+  "incidents",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    clientName: text("client_name").notNull(),
+    insectName: text("insect_name").notNull(),
+    accountId: text("account_id").references(() => accounts.id),
+    startsAt: integer("starts_at").notNull(),
+    endsAt: integer("ends_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  // Availability reads bookings by time window: org first, then start.
+  (t) => [index("incidents_org_starts").on(t.orgId, t.startsAt)],
+);
