@@ -6,6 +6,7 @@ import { database } from "./middleware/database";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
 import { accounts } from "./routes/accounts";
+import { aiAgent } from "./routes/ai-agent";
 import { contacts } from "./routes/contacts";
 import { health } from "./routes/health";
 import { leads } from "./routes/leads";
@@ -21,6 +22,7 @@ app.use("/api/v1/*", auth);
 app.route("/api/v1/leads", leads);
 app.route("/api/v1/contacts", contacts);
 app.route("/api/v1/accounts", accounts);
+app.route("/api/v1/ai-agent", aiAgent);
 
 app.notFound((c) => problemResponse(c, new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`)));
 app.onError(renderError);

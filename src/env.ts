@@ -1,4 +1,13 @@
 import type { Db } from "./db/client";
+import type { Schedule } from "./scheduling/schedule";
+
+/** The authenticated org, as the auth middleware read it. */
+export interface Org {
+  id: string;
+  schedule: Schedule;
+  /** No booking of this org lasts longer: the longest slotMinutes it has had. */
+  maxBookingMs: number;
+}
 
 export interface Bindings {
   DB: D1Database;
@@ -8,6 +17,7 @@ export interface Variables {
   requestId: string;
   /** Set by the auth middleware only: the org every query is scoped to. */
   orgId: string;
+  org: Org;
   db: Db;
   /** An unexpected error, kept for the request log (never sent to the client). */
   error: Error;

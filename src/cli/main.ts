@@ -7,6 +7,7 @@ import { connect, type Target } from "./connect";
 import { seedDemo } from "./demo";
 import { CliError } from "./errors";
 import { createKey, createOrg, listKeys, revokeKey } from "./orgs-and-keys";
+import { setSchedule, showSchedule } from "./schedule";
 
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
 
@@ -16,6 +17,8 @@ Commands:
   key revoke --org ORG --key KEYID            revoke a key at once
   key list --org ORG                          list keys (never the secrets)
   accounts import --org ORG --file F          import accounts from .json or .csv, all or nothing
+  schedule set --org ORG --file F             set the org's schedule from a JSON document
+  schedule show --org ORG                     print the org's schedule
   demo seed                                   seed the demo org (local state only)`;
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -33,6 +36,8 @@ const COMMANDS: Record<string, Command> = {
   "key revoke": (db, f) => revokeKey(db, required(f, "org"), required(f, "key")),
   "key list": (db, f) => listKeys(db, required(f, "org")),
   "accounts import": (db, f) => importAccounts(db, required(f, "org"), required(f, "file")),
+  "schedule set": (db, f) => setSchedule(db, required(f, "org"), required(f, "file")),
+  "schedule show": (db, f) => showSchedule(db, required(f, "org")),
   "demo seed": (db) => seedDemo(db),
 };
 
@@ -75,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function humanReadable(result: object): string {
+  if ("weeklyHours" in result) return `${JSON.stringify(result, null, 2)}\n`;
   const lines = Object.entries(result).map(([key, value]) =>
     Array.isArray(value) ? `${key}: ${value.length} (use --json for the list)` : `${key}: ${value}`,
   );

@@ -20,6 +20,7 @@ const TITLES: Record<string, string> = {
   payload_too_large: "Payload too large",
   unsupported_media_type: "Unsupported media type",
   validation_failed: "Request validation failed",
+  slot_unavailable: "Slot unavailable",
   internal_error: "Internal server error",
   unavailable: "Service unavailable",
 };
@@ -29,7 +30,7 @@ export class ApiError extends Error {
     readonly status: ContentfulStatusCode,
     readonly code: string,
     readonly detail?: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; members?: Record<string, unknown> } = {},
   ) {
     super(detail ?? code);
   }
@@ -49,6 +50,7 @@ export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
     ...(error.detail ? { detail: error.detail } : {}),
     requestId: c.var.requestId,
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+    ...error.extra.members,
   };
   return c.body(JSON.stringify(body), error.status, {
     "Content-Type": "application/problem+json",

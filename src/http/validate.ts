@@ -37,7 +37,8 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 function describe(issue: Issue, value: unknown): { code: string; message: string } {
   switch (issue.code) {
     case "invalid_type":
-      if (value === undefined) return { code: "required", message: "is required" };
+      // Explicit null means absent (contract section 3).
+      if (value === undefined || value === null) return { code: "required", message: "is required" };
       // Only a repeated query parameter arrives as an array where a string is expected.
       if (Array.isArray(value) && issue.expected === "string" && value.every((v) => typeof v === "string")) {
         return { code: "invalid_type", message: "must be given once" };

@@ -6,6 +6,7 @@ import { findActiveKey, touchKey } from "../db/api-keys";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/problem";
 import { API_KEY_PATTERN, constantTimeEqual, hashApiKey } from "../lib/api-keys";
+import { scheduleOf } from "../scheduling/schedule";
 
 const ORG_ID_PATTERN = /^org_[A-Za-z0-9]{1,64}$/;
 // last_used_at is a hint for operators, not an audit log: writing it at most
@@ -30,6 +31,11 @@ export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
     throw unauthenticated();
   }
   c.set("orgId", found.orgId);
+  c.set("org", {
+    id: found.orgId,
+    schedule: scheduleOf(found.timeZone, found.schedule),
+    maxBookingMs: found.maxSlotMinutes * 60_000,
+  });
   const now = Date.now();
   if (found.lastUsedAt === null || found.lastUsedAt < now - LAST_USED_RESOLUTION_MS) {
     // Off the response path; a failed hint write must not fail the request.

@@ -1,0 +1,44 @@
+// Finding bookable slots means reading the bookings of the time scanned, and
+// only those: the scan reads one window of bookings per round trip, sized for
+// about twice the slots asked for, and widens (×4) only if full slots leave
+// it short. So a call costs what it scans, not what the org has booked ever.
+import { bookingsOverlapping } from "../../db/incidents";
+import type { Db } from "../../db/client";
+import type { Org } from "../../env";
+import { type Booking, bookableWindow, candidateSlots, findBookable, type Slot, type SlotTimes } from "../../scheduling/slots";
+
+export interface ScanResult {
+  slots: Slot[];
+  /** Bookings overlapping the `alsoCover` ranges, read in the first round trip. */
+  covered: Booking[];
+}
+
+export async function scanBookable(db: Db, org: Org, now: number, from: number, limit: number, alsoCover: SlotTimes[] = []): Promise<ScanResult> {
+  const { schedule } = org;
+  const horizon = bookableWindow(schedule, now);
+  let cursor = Math.max(from, horizon.from);
+  let windowSlots = 2 * limit + 8;
+  const slots: Slot[] = [];
+  let covered: Booking[] | undefined;
+  while (covered === undefined || (slots.length < limit && cursor < horizon.until)) {
+    const candidates: SlotTimes[] = [];
+    for (const slot of candidateSlots(schedule, cursor, horizon.until)) {
+      if (candidates.push(slot) >= windowSlots) break;
+    }
+    const last = candidates.at(-1);
+    const until = last && candidates.length >= windowSlots ? last.start + 1 : horizon.until;
+    const window = candidates[0] && last ? [{ start: candidates[0].start, end: last.end }] : [];
+    if (covered === undefined) {
+      const bookings = await bookingsOverlapping(db, org, [...window, ...alsoCover]);
+      covered = alsoCover.length > 0 ? bookings : [];
+      slots.push(...findBookable({ schedule, bookings, maxBookingMs: org.maxBookingMs, now, from: cursor, until, limit }));
+    } else if (window.length > 0) {
+      const bookings = await bookingsOverlapping(db, org, window);
+      slots.push(...findBookable({ schedule, bookings, maxBookingMs: org.maxBookingMs, now, from: cursor, until, limit: limit - slots.length }));
+    }
+    if (window.length === 0) break;
+    cursor = until;
+    windowSlots *= 4;
+  }
+  return { slots, covered };
+}
