@@ -1,0 +1,87 @@
+// Cost budgets of every endpoint, measured on the real app over a recording
+// D1 binding: at most 2 round trips per request including authentication, and
+// no statement that scans a tenant table instead of searching an index.
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import app from "../../src/app";
+import { storeSchedule } from "../../src/cli/schedule";
+import { type Recorder, recordingD1, type Statement } from "../d1-recorder";
+import { addAccount, db, newTenant, type Tenant } from "../helpers";
+
+const DAY = 86_400_000;
+const TENANT_TABLES = ["orgs", "api_keys", "accounts", "contacts", "leads", "incidents"];
+
+let tenant: Tenant;
+let accountId: string;
+let cursor: string;
+// A whole UTC hour two days ahead: open, far from notice and horizon edges.
+const slot = new Date(Math.floor(Date.now() / DAY) * DAY + 2 * DAY + 15 * 3_600_000).toISOString();
+
+async function send(recorder: Recorder, path: string, body?: unknown) {
+  const ctx = createExecutionContext();
+  const response = await app.fetch(
+    new Request(`https://api.test${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { "X-API-KEY": tenant.apiKey, "X-ORG-ID": tenant.orgId, "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+    { DB: recorder.db },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+async function plan({ sql, params }: Statement): Promise<string[]> {
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .bind(...params)
+    .all<{ detail: string }>();
+  return results.map((row) => row.detail);
+}
+
+beforeAll(async () => {
+  tenant = await newTenant();
+  accountId = (await addAccount(tenant, "Budget Account")).id;
+  await storeSchedule(db(), tenant.orgId, {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    capacity: 5,
+    weeklyHours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]])),
+  });
+  const warm = recordingD1(env.DB);
+  // The first request of a key records its last use (off the response path).
+  for (let i = 0; i < 3; i++) await send(warm, "/api/v1/contacts", { firstName: `c${i}` });
+  cursor = (await (await send(warm, "/api/v1/contacts?limit=1")).json<{ nextCursor: string }>()).nextCursor;
+});
+
+describe("D1 budget per request", () => {
+  it.each([
+    ["create a lead", "/api/v1/leads", {}],
+    ["create a contact", "/api/v1/contacts", { firstName: "A" }],
+    ["create a contact linked to an account", "/api/v1/contacts", () => ({ firstName: "B", accountId })],
+    ["list contacts", "/api/v1/contacts?limit=2", undefined],
+    ["list contacts after a cursor", () => `/api/v1/contacts?limit=2&cursor=${cursor}`, undefined],
+    ["list contacts by account", () => `/api/v1/contacts?accountId=${accountId}`, undefined],
+    ["list contacts by email", "/api/v1/contacts?email=a@b.co", undefined],
+    ["list contacts updated since", "/api/v1/contacts?updatedSince=2026-01-01T00:00:00Z", undefined],
+    ["read an account", () => `/api/v1/accounts/${accountId}`, undefined],
+    ["find available appointments", "/api/v1/ai-agent/available-appointments", () => ({ dateTime: slot, limit: 20 })],
+    ["check a booking", "/api/v1/ai-agent/is-booking-available", () => ({ dateTime: slot })],
+    ["book an incident", "/api/v1/ai-agent/create-incident", () => ({ dateTime: slot, clientName: "Budget Account", insectName: "Ants" })],
+  ] as const)("%s: 2 round trips, every statement on an index", async (_name, path, body) => {
+    const recorder = recordingD1(env.DB);
+    const response = await send(recorder, typeof path === "function" ? path() : path, typeof body === "function" ? body() : body);
+    expect(response.status).toBe(200);
+    // Authentication (with the org's schedule) is one, the operation the other.
+    expect(recorder.roundTrips.length, JSON.stringify(recorder.roundTrips)).toBe(2);
+    for (const statement of recorder.roundTrips.flat()) {
+      const details = await plan(statement);
+      const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
+      expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
+    }
+  });
+
+  it("the plan check can fail: an unindexed filter is a SCAN", async () => {
+    expect(await plan({ sql: "SELECT * FROM contacts WHERE city = ?", params: ["x"] })).toContainEqual(expect.stringMatching(/^SCAN contacts/));
+  });
+});
