@@ -3,23 +3,13 @@
 // engine's two views of "a slot starts here" (scan and point check) agree.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type Interval, type Schedule, WEEKDAYS } from "../../src/scheduling/schedule";
+import type { Schedule } from "../../src/scheduling/schedule";
 import { candidateSlots, findBookable, remainingCounter, slotAt, unavailableReason } from "../../src/scheduling/slots";
+import { weeklyHours, ZONES } from "../schedule-arbitraries";
 
 const MINUTE = 60_000;
-const ZONES = ["UTC", "America/New_York", "Europe/London", "Asia/Kolkata", "Australia/Lord_Howe", "America/Santiago", "Pacific/Chatham"];
 // Instants near DST changes of those zones, so that random `now`s meet them often.
 const ANCHORS = ["2026-03-08T07:00:00Z", "2026-03-29T01:00:00Z", "2026-04-04T15:00:00Z", "2026-09-06T04:00:00Z", "2026-10-03T15:30:00Z", "2026-11-01T06:00:00Z", "2026-11-23T12:00:00Z"].map(Date.parse);
-
-const dayHours = fc
-  .uniqueArray(fc.integer({ min: 0, max: 96 }), { maxLength: 4 })
-  .map((cuts) => {
-    const sorted = [...cuts].sort((a, b) => a - b);
-    const hhmm = (q: number) => `${String(Math.floor(q / 4)).padStart(2, "0")}:${String((q % 4) * 15).padStart(2, "0")}`;
-    const intervals: Interval[] = [];
-    for (let i = 0; i + 1 < sorted.length; i += 2) intervals.push([hhmm(sorted[i]!), hhmm(sorted[i + 1]!)]);
-    return intervals;
-  });
 
 const scenario = fc.record({
   schedule: fc.record({
@@ -28,7 +18,7 @@ const scenario = fc.record({
     capacity: fc.integer({ min: 1, max: 3 }),
     minNoticeMinutes: fc.integer({ min: 0, max: 1440 }),
     horizonDays: fc.integer({ min: 1, max: 6 }),
-    weeklyHours: fc.tuple(...WEEKDAYS.map(() => dayHours)).map((days) => Object.fromEntries(WEEKDAYS.map((d, i) => [d, days[i]!]))),
+    weeklyHours,
     closedDays: fc.uniqueArray(fc.integer({ min: 0, max: 7 }), { maxLength: 3 }),
   }),
   // Sometimes on a minute, so that now + notice falls exactly on slot starts.
