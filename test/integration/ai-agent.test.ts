@@ -517,6 +517,8 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
     expect((await book(tenant, at + HOUR)).body.appointment).toEqual(slotOf(at + HOUR, 0));
     expect((await book(tenant, at + HOUR)).body.reason).toBe("fully_booked");
     expect((await book(tenant, at)).body.appointment).toEqual(slotOf(at, 0));
+    // A booking ending as a slot starts does not hold it.
+    expect((await list(tenant, at, 2)).body.slots).toEqual([slotOf(at + 2 * HOUR, 2), slotOf(at + 3 * HOUR, 2)]);
   });
 
   it.each([
