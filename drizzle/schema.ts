@@ -3,7 +3,7 @@
 // Times are epoch milliseconds (integers sort and compare cheaply in SQLite);
 // the API renders them as ISO 8601 UTC.
 
-import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { StoredSchedule } from "../src/scheduling/schedule";
 
 export const orgs = sqliteTable("orgs", {
@@ -146,4 +146,31 @@ export const incidents = sqliteTable(
   },
   // Availability reads bookings by time window: org first, then start.
   (t) => [index("incidents_org_starts").on(t.orgId, t.startsAt)],
+);
+
+/**
+ * Idempotency-Key records (contract 7): one per org and key, holding the first
+ * response of the request that claimed it. `status` is null while that request
+ * is still running; a claim older than 60 s without a status was abandoned.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    key: text("key").notNull(),
+    // SHA-256 of method, path, query and the SHA-256 of the raw body.
+    requestHash: text("request_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    claimedAt: integer("claimed_at").notNull(),
+    status: integer("status"),
+    contentType: text("content_type"),
+    body: text("body"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.orgId, t.key] }),
+    // For the hourly purge of expired records across all orgs (not a tenant read).
+    index("idempotency_keys_created").on(t.createdAt),
+  ],
 );

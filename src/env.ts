@@ -11,6 +11,9 @@ export interface Org {
 
 export interface Bindings {
   DB: D1Database;
+  RATE_LIMITER: RateLimit;
+  /** Seconds of the rate limiter's window, sent as Retry-After. */
+  RATE_LIMIT_PERIOD: string;
 }
 
 export interface Variables {
@@ -19,6 +22,8 @@ export interface Variables {
   orgId: string;
   org: Org;
   db: Db;
+  /** SHA-256 of the raw JSON body (set by the body guard), for Idempotency-Key matching. */
+  bodyHash: string;
   /** An unexpected error, kept for the request log (never sent to the client). */
   error: Error;
 }

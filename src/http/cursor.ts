@@ -2,6 +2,7 @@
 // plus a fingerprint of the org and filters the cursor was issued for, so that
 // a cursor replayed against another org or other filters is refused (422)
 // instead of silently paging through something else.
+import { sha256Hex } from "../lib/hash";
 import { ApiError } from "./problem";
 
 export interface CursorPosition {
@@ -11,10 +12,7 @@ export interface CursorPosition {
 
 const ID = /^[a-z]{2,4}_[0-9a-z]{26}$/;
 
-async function fingerprint(scope: unknown): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(scope)));
-  return [...new Uint8Array(digest, 0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+const fingerprint = async (scope: unknown): Promise<string> => (await sha256Hex(JSON.stringify(scope))).slice(0, 16);
 
 export async function encodeCursor(position: CursorPosition, scope: unknown): Promise<string> {
   const json = JSON.stringify({ t: position.createdAt, i: position.id, s: await fingerprint(scope) });

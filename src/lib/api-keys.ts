@@ -2,6 +2,8 @@
 // scanners. Only the SHA-256 of a key is stored: keys are high-entropy random
 // strings, so a fast hash is enough (no password-style stretching needed) and
 // a lookup by hash cannot be turned into a guess of the key.
+import { sha256Hex } from "./hash";
+
 const BASE62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const KEY_BODY_LENGTH = 40;
 
@@ -18,10 +20,7 @@ export function generateApiKey(): string {
   return `fsk_${body}`;
 }
 
-export async function hashApiKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
+export const hashApiKey = (key: string): Promise<string> => sha256Hex(key);
 
 /** Compares two strings in time that depends only on their lengths. */
 export function constantTimeEqual(a: string, b: string): boolean {

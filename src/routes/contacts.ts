@@ -7,16 +7,18 @@ import { methodNotAllowed } from "../http/method-not-allowed";
 import { validationFailed } from "../http/problem";
 import { validate } from "../http/validate";
 import { createContactBody, listContactsQuery } from "../schemas/contacts";
+import { idempotency } from "../middleware/idempotency";
+import { rateLimit } from "../middleware/rate-limit";
 
 export const contacts = new Hono<AppEnv>()
-  .post("/", jsonBody, validate("json", createContactBody), async (c) => {
+  .post("/", rateLimit, jsonBody, validate("json", createContactBody), idempotency, async (c) => {
     const contact = await createContact(c.var.db, c.var.orgId, c.req.valid("json"), Date.now());
     if (!contact) {
       throw validationFailed([{ path: "accountId", code: "account_not_found", message: "no account with this id" }]);
     }
     return c.json(contact, 200);
   })
-  .get("/", validate("query", listContactsQuery), async (c) => {
+  .get("/", rateLimit, validate("query", listContactsQuery), async (c) => {
     const { limit, cursor, ...filters } = c.req.valid("query");
     // A cursor belongs to one org and one set of filters (normalised, so that
     // equivalent spellings of a filter share cursors); `limit` may change.

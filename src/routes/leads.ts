@@ -5,9 +5,11 @@ import { jsonBody } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { validate } from "../http/validate";
 import { createLeadBody } from "../schemas/leads";
+import { idempotency } from "../middleware/idempotency";
+import { rateLimit } from "../middleware/rate-limit";
 
 export const leads = new Hono<AppEnv>()
-  .post("/", jsonBody, validate("json", createLeadBody), async (c) => {
+  .post("/", rateLimit, jsonBody, validate("json", createLeadBody), idempotency, async (c) => {
     const lead = await createLead(c.var.db, c.var.orgId, c.req.valid("json"), Date.now());
     return c.json(lead, 200);
   })

@@ -25,7 +25,7 @@ async function send(recorder: Recorder, path: string, body?: unknown) {
       headers: { "X-API-KEY": tenant.apiKey, "X-ORG-ID": tenant.orgId, "Content-Type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
-    { DB: recorder.db },
+    { ...env, DB: recorder.db },
     ctx,
   );
   await waitOnExecutionContext(ctx);

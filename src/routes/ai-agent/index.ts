@@ -12,17 +12,19 @@ import { toIso } from "../../lib/datetime";
 import { type Reason, remainingCounter, slotAt, slotView, unavailableReason } from "../../scheduling/slots";
 import { availableAppointmentsBody, bookingCheckBody, createIncidentBody } from "../../schemas/ai-agent";
 import { scanBookable } from "./scan";
+import { idempotency } from "../../middleware/idempotency";
+import { rateLimit } from "../../middleware/rate-limit";
 
 const ALTERNATIVES = 3;
 
 export const aiAgent = new Hono<AppEnv>()
-  .post("/available-appointments", jsonBody, validate("json", availableAppointmentsBody), async (c) => {
+  .post("/available-appointments", rateLimit, jsonBody, validate("json", availableAppointmentsBody), idempotency, async (c) => {
     const { dateTime, limit } = c.req.valid("json");
     const { schedule } = c.var.org;
     const { slots } = await scanBookable(c.var.db, c.var.org, Date.now(), dateTime, limit);
     return c.json({ timeZone: schedule.timeZone, slots: slots.map((slot) => slotView(slot, schedule.timeZone)) }, 200);
   })
-  .post("/is-booking-available", jsonBody, validate("json", bookingCheckBody), async (c) => {
+  .post("/is-booking-available", rateLimit, jsonBody, validate("json", bookingCheckBody), idempotency, async (c) => {
     const { dateTime } = c.req.valid("json");
     const { org } = c.var;
     const now = Date.now();
@@ -42,7 +44,7 @@ export const aiAgent = new Hono<AppEnv>()
       200,
     );
   })
-  .post("/create-incident", jsonBody, validate("json", createIncidentBody), async (c) => {
+  .post("/create-incident", rateLimit, jsonBody, validate("json", createIncidentBody), idempotency, async (c) => {
     const { dateTime, clientName, insectName } = c.req.valid("json");
     const { org } = c.var;
     const now = Date.now();

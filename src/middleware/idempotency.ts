@@ -1,0 +1,47 @@
+// Idempotency-Key (contract 7, after Stripe and the IETF draft). Runs after
+// body validation, so invalid requests are never recorded; records only the
+// outcomes of the operation itself (2xx and 409 slot_unavailable) and
+// releases the key otherwise, so that a retry runs afresh.
+import { createMiddleware } from "hono/factory";
+import { claimKey, releaseKey, storeOutcome } from "../db/idempotency";
+import type { AppEnv } from "../env";
+import { ApiError, validationFailed } from "../http/problem";
+import { sha256Hex } from "../lib/hash";
+
+const KEY = /^[\x20-\x7e]{1,255}$/;
+
+export const idempotency = createMiddleware<AppEnv>(async function idempotency(c, next) {
+  const key = c.req.header("Idempotency-Key");
+  if (key === undefined) return next();
+  if (!KEY.test(key)) {
+    throw validationFailed([{ path: "Idempotency-Key", code: "invalid_format", message: "must be 1 to 255 printable ASCII characters" }]);
+  }
+  const url = new URL(c.req.url);
+  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${c.var.bodyHash ?? ""}`);
+  const now = Date.now();
+  const { db, orgId } = c.var;
+  const claim = await claimKey(db, orgId, key, requestHash, now);
+  if (!claim.claimed) {
+    const record = claim.record;
+    if (record && record.requestHash !== requestHash) {
+      throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used for a different request");
+    }
+    if (!record || record.status === null) {
+      throw new ApiError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry shortly", {
+        headers: { "Retry-After": "1" },
+      });
+    }
+    return c.body(record.body ?? "", record.status as 200, { "Content-Type": record.contentType ?? "application/json", "Idempotent-Replayed": "true" });
+  }
+
+  await next();
+  const { status } = c.res;
+  // c.error is what the operation threw, already rendered by onError.
+  const isOutcome = (status >= 200 && status < 300) || (c.error instanceof ApiError && c.error.code === "slot_unavailable");
+  if (isOutcome) {
+    const body = await c.res.clone().text();
+    await storeOutcome(db, orgId, key, now, { status, contentType: c.res.headers.get("Content-Type") ?? "application/json", body });
+  } else {
+    await releaseKey(db, orgId, key, now);
+  }
+});
