@@ -71,7 +71,6 @@ async function orgWithSchedule(name: string, document: unknown): Promise<{ org: 
 }
 
 beforeAll(async () => {
-  const t0 = Date.now();
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-sched-"));
   await applyMigrations(stateDir);
   const dev = DevServer.start(stateDir, await freePort());
@@ -80,7 +79,6 @@ beforeAll(async () => {
   const accounts = writeFile("accounts-a.json", [{ name: "Acme Apartments" }, { name: "Twin Co" }, { name: "twin co" }]);
   importA = jsonLine(await admin(stateDir, ["accounts", "import", "--org", orgA.orgId, "--file", accounts]), "accounts import");
   await dev.waitUntilHealthy(60_000);
-  console.log("TIMING beforeAll", Date.now() - t0);
 });
 
 afterAll(async () => {
