@@ -46,11 +46,11 @@ beforeAll(async () => {
   const dev = DevServer.start(dir, await freePort());
   server = dev; // boots while the CLI provisions the orgs
   const createOrg = async (name: string) => jsonLine<Org>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
-  [orgA, orgB] = await Promise.all([createOrg("Org A"), createOrg("Org B")]);
-  const [a, b] = await Promise.all([
-    admin(dir, ["accounts", "import", "--org", orgA.orgId, "--file", jsonFile]),
-    admin(dir, ["accounts", "import", "--org", orgB.orgId, "--file", csvFile]),
-  ]);
+  // One CLI at a time: two processes writing the same SQLite file can meet SQLITE_BUSY.
+  orgA = await createOrg("Org A");
+  orgB = await createOrg("Org B");
+  const a = await admin(dir, ["accounts", "import", "--org", orgA.orgId, "--file", jsonFile]);
+  const b = await admin(dir, ["accounts", "import", "--org", orgB.orgId, "--file", csvFile]);
   importA = jsonLine(a, "accounts import (json)");
   importB = jsonLine(b, "accounts import (csv)");
   await dev.waitUntilHealthy(60_000);
