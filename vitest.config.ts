@@ -19,6 +19,10 @@ export default defineConfig({
         test: { name: "worker", include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"], setupFiles: ["./test/apply-migrations.ts"] },
       },
       {
+        // Node-side checks that need no server (ajv-based validators cannot run in workerd).
+        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+      },
+      {
         // End-to-end tests drive a real `wrangler dev` and the admin CLI from Node.
         test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 60_000, hookTimeout: 90_000 },
       },

@@ -8,6 +8,7 @@ import { requestLog } from "./middleware/request-log";
 import { accounts } from "./routes/accounts";
 import { aiAgent } from "./routes/ai-agent";
 import { contacts } from "./routes/contacts";
+import { docs } from "./routes/docs";
 import { health } from "./routes/health";
 import { leads } from "./routes/leads";
 
@@ -15,6 +16,8 @@ const app = new Hono<AppEnv>();
 
 app.use(requestId, requestLog, database);
 app.route("/health", health);
+// Public, so registered before the auth middleware below.
+app.route("/", docs);
 
 // Authentication runs before routing under /api/v1 (contract section 3), so an
 // unauthenticated caller learns nothing, not even which paths exist.

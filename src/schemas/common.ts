@@ -46,6 +46,7 @@ export const dateTime = z
   .string()
   .trim()
   .refine((v) => parseDateTime(v) !== null, badDateTime())
+  .meta({ format: "date-time", description: "RFC 3339 with a zone (Z or ±HH:MM)", example: "2026-11-23T14:00:00Z" })
   .transform((v) => parseDateTime(v) as number);
 
 /** An optional RFC 3339 date-time or plain date, as epoch milliseconds or null. */
