@@ -16,7 +16,7 @@ const NOT_OPERATIONS = new Set(["/api/v1/openapi.json", "/docs", "/mcp"]);
 describe("OpenAPI document", () => {
   it("validates against the OpenAPI 3.1 schema", async () => {
     const validator = new Validator();
-    const result = await validator.validate(structuredClone(doc) as object);
+    const result = await validator.validate(structuredClone(doc) as unknown as Parameters<Validator["validate"]>[0]);
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
     expect(validator.version).toBe("3.1");
