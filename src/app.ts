@@ -11,6 +11,7 @@ import { contacts } from "./routes/contacts";
 import { docs } from "./routes/docs";
 import { health } from "./routes/health";
 import { leads } from "./routes/leads";
+import { mcpRoutes } from "./routes/mcp";
 
 const app = new Hono<AppEnv>();
 
@@ -22,10 +23,12 @@ app.route("/", docs);
 // Authentication runs before routing under /api/v1 (contract section 3), so an
 // unauthenticated caller learns nothing, not even which paths exist.
 app.use("/api/v1/*", auth);
+app.use("/mcp", auth);
 app.route("/api/v1/leads", leads);
 app.route("/api/v1/contacts", contacts);
 app.route("/api/v1/accounts", accounts);
 app.route("/api/v1/ai-agent", aiAgent);
+app.route("/mcp", mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)));
 
 app.notFound((c) => problemResponse(c, new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`)));
 app.onError(renderError);

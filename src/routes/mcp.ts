@@ -1,0 +1,70 @@
+// MCP server (contract 7): stateless Streamable HTTP at /mcp, behind the same
+// auth. Each tool is an operation of the table in openapi/operations.ts; a call
+// is dispatched to that operation's own route inside this worker, so tools get
+// the very same validation, results, problem documents and idempotency as
+// HTTP. The /mcp request was rate-limited once; its inner calls are not.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { type Context, Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv, Bindings } from "../env";
+import { rateLimit } from "../middleware/rate-limit";
+import { OPERATIONS, type Operation } from "../openapi/operations";
+
+type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Response | Promise<Response>;
+
+/** JSON Schema of a zod object schema with the object at the root, as MCP wants (zod puts schemas with an id behind a $ref). */
+function jsonSchema(schema: z.ZodType, io: "input" | "output") {
+  const { $schema: _, $ref, $defs, ...root } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  const defs = $defs as Record<string, object> | undefined;
+  const target = typeof $ref === "string" && defs ? defs[$ref.replace("#/$defs/", "")] : root;
+  return { ...target, ...(defs ? { $defs: defs } : {}) } as { type: "object" };
+}
+
+const TOOLS = OPERATIONS.map((op) => ({
+  name: op.tool,
+  title: op.summary,
+  description: op.description,
+  inputSchema: jsonSchema(op.body ?? op.query ?? op.pathParams ?? z.object({}), "input"),
+  outputSchema: jsonSchema(op.response, "output"),
+}));
+
+const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
+
+/** The HTTP request that performs `op` with `args`, as the MCP caller. */
+function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string, unknown>): Request {
+  const url = new URL(op.path, c.req.url);
+  const headers = new Headers({ "X-API-KEY": c.req.header("X-API-KEY") ?? "", "X-ORG-ID": c.req.header("X-ORG-ID") ?? "", "X-Request-Id": c.var.requestId });
+  if (op.method === "post") {
+    headers.set("Content-Type", "application/json");
+    const key = c.req.header("Idempotency-Key");
+    if (key) headers.set("Idempotency-Key", key);
+    return new Request(url, { method: "POST", headers, body: JSON.stringify(args) });
+  }
+  for (const [name, value] of Object.entries(args)) {
+    // Path parameters fill the template; anything else is a query parameter, validated by the route.
+    if (op.path.includes(`{${name}}`)) url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(String(value)));
+    else if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+  }
+  return new Request(url, { method: "GET", headers });
+}
+
+export function mcpRoutes(fetchApp: FetchApp) {
+  return new Hono<AppEnv>().all("/", rateLimit, async (c) => {
+    const server = new Server({ name: "field-service-api", version: "1.0.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+    server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+      const op = OPERATIONS.find((o) => o.tool === params.name);
+      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+      const response = await fetchApp(operationRequest(c, op, params.arguments ?? {}), { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
+      const text = await response.text();
+      // A failure is a tool result carrying the problem document, not a protocol error.
+      if (!response.ok) return { isError: true, content: [{ type: "text", text }] };
+      return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    return transport.handleRequest(c.req.raw);
+  });
+}
