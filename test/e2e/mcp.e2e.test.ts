@@ -1,0 +1,74 @@
+// The MCP server over real HTTP: the official SDK client against `wrangler
+// dev` lists the tools, finds slots, books one and sees it gone.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { admin, applyMigrations, DevServer, freePort, jsonLine } from "./harness";
+
+let dir: string;
+let server: DevServer | undefined;
+let org: { orgId: string; apiKey: string };
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-mcp-"));
+  await applyMigrations(dir);
+  const dev = DevServer.start(dir, await freePort());
+  server = dev;
+  org = jsonLine(await admin(dir, ["org", "create", "--name", "MCP Org", "--time-zone", "UTC"]), "org create");
+  const schedule = path.join(dir, "schedule.json");
+  const allDay = Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]]));
+  fs.writeFileSync(schedule, JSON.stringify({ minNoticeMinutes: 0, weeklyHours: allDay }));
+  jsonLine(await admin(dir, ["schedule", "set", "--org", org.orgId, "--file", schedule]), "schedule set");
+  await dev.waitUntilHealthy(60_000);
+});
+
+afterAll(async () => {
+  await server?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: tool results are arbitrary JSON
+const json = (result: object): any => JSON.parse((result as { content: { text: string }[] }).content[0]!.text);
+
+describe("MCP over wrangler dev", () => {
+  it("lists the tools, finds slots, books one and sees it gone", async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${server!.baseUrl}/mcp`), {
+      requestInit: { headers: { "X-API-KEY": org.apiKey, "X-ORG-ID": org.orgId } },
+    });
+    const client = new Client({ name: "e2e-agent", version: "1.0.0" });
+    await client.connect(transport);
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(7);
+
+    const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+    const from = new Date(day + 2 * 86_400_000 + 10 * 3_600_000).toISOString();
+    const found = json(await client.callTool({ name: "find_available_appointments", arguments: { dateTime: from, limit: 3 } }));
+    expect(found.slots).toHaveLength(3);
+    const slot = found.slots[0].start;
+    expect(slot).toBe(from);
+
+    const check = json(await client.callTool({ name: "check_booking_availability", arguments: { dateTime: slot } }));
+    expect(check).toMatchObject({ available: true, reason: null });
+
+    const booked = await client.callTool({ name: "create_incident", arguments: { dateTime: slot, clientName: "Voice caller", insectName: "Bed bugs" } });
+    expect(booked.isError).toBeFalsy();
+    expect(json(booked)).toMatchObject({ dateTime: slot, appointment: { start: slot, remaining: 0 } });
+
+    const after = json(await client.callTool({ name: "find_available_appointments", arguments: { dateTime: from, limit: 3 } }));
+    expect(after.slots.map((s: { start: string }) => s.start)).not.toContain(slot);
+    const again = await client.callTool({ name: "create_incident", arguments: { dateTime: slot, clientName: "Second caller", insectName: "Ants" } });
+    expect(again.isError).toBe(true);
+    expect(json(again)).toMatchObject({ status: 409, code: "slot_unavailable", reason: "fully_booked" });
+    await client.close();
+  });
+
+  it("refuses a client with a wrong key", async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${server!.baseUrl}/mcp`), {
+      requestInit: { headers: { "X-API-KEY": `fsk_${"x".repeat(40)}`, "X-ORG-ID": org.orgId } },
+    });
+    await expect(new Client({ name: "intruder", version: "1.0.0" }).connect(transport)).rejects.toThrow(/401/);
+  });
+});
