@@ -6,6 +6,17 @@
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { StoredSchedule } from "../src/scheduling/schedule";
 
+/** The postal-address columns shared by accounts, contacts and leads (a fresh set per table). */
+const addressColumns = () => ({
+  buildingLocation: text("building_location"),
+  street1: text("street1"),
+  street2: text("street2"),
+  city: text("city"),
+  postalCode: text("postal_code"),
+  state: text("state"),
+  country: text("country"),
+});
+
 export const orgs = sqliteTable("orgs", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
@@ -50,13 +61,7 @@ export const accounts = sqliteTable(
     email: text("email"),
     mobilePhone: text("mobile_phone"),
     businessPhone: text("business_phone"),
-    buildingLocation: text("building_location"),
-    street1: text("street1"),
-    street2: text("street2"),
-    city: text("city"),
-    postalCode: text("postal_code"),
-    state: text("state"),
-    country: text("country"),
+    ...addressColumns(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -78,13 +83,7 @@ export const contacts = sqliteTable(
     mobilePhone: text("mobile_phone"),
     businessPhone: text("business_phone"),
     accountId: text("account_id").references(() => accounts.id),
-    buildingLocation: text("building_location"),
-    street1: text("street1"),
-    street2: text("street2"),
-    city: text("city"),
-    postalCode: text("postal_code"),
-    state: text("state"),
-    country: text("country"),
+    ...addressColumns(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -116,13 +115,7 @@ export const leads = sqliteTable(
     rating: integer("rating"),
     estimatedValue: real("estimated_value"),
     estimatedCloseDate: integer("estimated_close_date"),
-    buildingLocation: text("building_location"),
-    street1: text("street1"),
-    street2: text("street2"),
-    city: text("city"),
-    postalCode: text("postal_code"),
-    state: text("state"),
-    country: text("country"),
+    ...addressColumns(),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("leads_org_created").on(t.orgId, t.createdAt)],
