@@ -84,7 +84,7 @@ function humanReadable(result: object): string {
   const lines = Object.entries(result).map(([key, value]) =>
     Array.isArray(value) ? `${key}: ${value.length} (use --json for the list)` : `${key}: ${value}`,
   );
-  if ("apiKey" in result) lines.push("Store the API key now: it is shown only once.");
+  if ("apiKey" in result && "keyId" in result) lines.push("Store the API key now: it is shown only once.");
   return `${lines.join("\n")}\n`;
 }
 

@@ -1,4 +1,5 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, env } from "cloudflare:test";
+import app from "../../src/app";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, isProblem, newTenant, type Tenant } from "../helpers";
 
@@ -88,4 +89,26 @@ describe("unexpected failures", () => {
       requestId: res.headers.get("X-Request-Id"),
     });
   });
+});
+
+describe("database unavailable", () => {
+  it.each(["D1_ERROR: Network connection lost.", "D1_ERROR: D1 DB is overloaded. Too many requests queued."])(
+    "%s → 503 with Retry-After, nothing internal",
+    async (message) => {
+      const failing = { prepare: () => ({ bind: () => failing.prepare(), all: reject, raw: reject, first: reject, run: reject }), batch: reject };
+      function reject(): Promise<never> {
+        return Promise.reject(new Error(message));
+      }
+      const res = await app.fetch(
+        new Request("https://api.test/api/v1/contacts", { headers: { "X-API-KEY": t.apiKey, "X-ORG-ID": t.orgId } }),
+        { ...env, DB: failing as unknown as D1Database },
+        createExecutionContext(),
+      );
+      expect(res.status).toBe(503);
+      expect(res.headers.get("Retry-After")).toBe("1");
+      const body = await res.json<Record<string, unknown>>();
+      expect(body).toMatchObject({ status: 503, code: "unavailable" });
+      expect(JSON.stringify(body)).not.toContain("D1_ERROR");
+    },
+  );
 });
