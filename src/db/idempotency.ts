@@ -6,8 +6,8 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const ABANDONED_CLAIM_MS = 60_000;
 
 // Claims the key in one statement: a new key is inserted; an expired record,
-// or an abandoned claim of the same request, is taken over. Anything else is
-// left alone, and no row comes back.
+// or a claim abandoned for 60 s (whatever request made it: it has lapsed), is
+// taken over. Anything else is left alone, and no row comes back.
 const CLAIM = `
 INSERT INTO idempotency_keys (org_id, key, request_hash, created_at, claimed_at)
 VALUES (?1, ?2, ?3, ?4, ?4)
@@ -15,7 +15,7 @@ ON CONFLICT (org_id, key) DO UPDATE SET
   request_hash = excluded.request_hash, created_at = excluded.created_at, claimed_at = excluded.claimed_at,
   status = NULL, content_type = NULL, body = NULL
 WHERE idempotency_keys.created_at <= ?4 - ?5
-   OR (idempotency_keys.status IS NULL AND idempotency_keys.claimed_at <= ?4 - ?6 AND idempotency_keys.request_hash = ?3)
+   OR (idempotency_keys.status IS NULL AND idempotency_keys.claimed_at <= ?4 - ?6)
 RETURNING claimed_at`;
 
 /** True when this request now holds the key; else the record that holds it. */

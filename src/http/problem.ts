@@ -21,6 +21,9 @@ const TITLES: Record<string, string> = {
   unsupported_media_type: "Unsupported media type",
   validation_failed: "Request validation failed",
   slot_unavailable: "Slot unavailable",
+  idempotency_in_progress: "Request with this Idempotency-Key in progress",
+  idempotency_key_reused: "Idempotency-Key reused for a different request",
+  rate_limited: "Rate limit exceeded",
   internal_error: "Internal server error",
   unavailable: "Service unavailable",
 };

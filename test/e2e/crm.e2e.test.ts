@@ -43,7 +43,7 @@ beforeAll(async () => {
   fs.writeFileSync(csvFile, 'name,accountType,city\n"Corner Cafe, Inc.",1,Springfield\n');
 
   await applyMigrations(dir);
-  const dev = DevServer.start(dir, await freePort());
+  const dev = await DevServer.start(dir, await freePort());
   server = dev; // boots while the CLI provisions the orgs
   const createOrg = async (name: string) => jsonLine<Org>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
   // One CLI at a time: two processes writing the same SQLite file can meet SQLITE_BUSY.

@@ -105,8 +105,10 @@ export class DevServer {
     process.once("exit", this.killOnExit);
   }
 
-  static start(stateDir: string, port: number): DevServer {
-    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", stateDir, "--log-level", "warn"];
+  /** Each server gets its own free inspector port too: suites run in parallel, and wrangler's default (9229) is shared. */
+  static async start(stateDir: string, port: number, extraArgs: string[] = []): Promise<DevServer> {
+    const inspector = await freePort();
+    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--persist-to", stateDir, "--log-level", "warn", ...extraArgs];
     const child = spawn("npx", args, { cwd: ROOT, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     return new DevServer(child, `http://127.0.0.1:${port}`);
   }

@@ -15,7 +15,7 @@ let org: { orgId: string; apiKey: string };
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-mcp-"));
   await applyMigrations(dir);
-  const dev = DevServer.start(dir, await freePort());
+  const dev = await DevServer.start(dir, await freePort());
   server = dev;
   org = jsonLine(await admin(dir, ["org", "create", "--name", "MCP Org", "--time-zone", "UTC"]), "org create");
   const schedule = path.join(dir, "schedule.json");

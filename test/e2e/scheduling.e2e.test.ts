@@ -73,7 +73,7 @@ async function orgWithSchedule(name: string, document: unknown): Promise<{ org: 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-sched-"));
   await applyMigrations(stateDir);
-  const dev = DevServer.start(stateDir, await freePort());
+  const dev = await DevServer.start(stateDir, await freePort());
   server = dev; // boots while the CLI provisions org A
   ({ org: orgA } = await orgWithSchedule("Sched A", utcSchedule(1)));
   const accounts = writeFile("accounts-a.json", [{ name: "Acme Apartments" }, { name: "Twin Co" }, { name: "twin co" }]);

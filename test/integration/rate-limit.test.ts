@@ -1,0 +1,239 @@
+// Per-org rate limiting (contract section 7), through the app with the
+// RATE_LIMITER binding replaced by one that records its calls and allows or
+// refuses: the 429 shape and Retry-After, the order of checks (401, 404 and
+// 405 before 429; 429 before 415, 413, 400 and 422), /health never limited,
+// and one count per request keyed by the org.
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import app from "../../src/app";
+import { storeSchedule } from "../../src/cli/schedule";
+import { addAccount, db, isProblem, newTenant, type Tenant } from "../helpers";
+
+const DAY = 86_400_000;
+const slot = () => new Date(Math.floor(Date.now() / DAY) * DAY + 2 * DAY + 15 * 3_600_000).toISOString();
+
+interface Limiter {
+  binding: RateLimit;
+  calls: unknown[];
+}
+
+/** A RATE_LIMITER that answers `success` to every call and records the options it was called with. */
+function limiter(success: boolean): Limiter {
+  const calls: unknown[] = [];
+  return {
+    calls,
+    binding: {
+      limit: async (options: RateLimitOptions) => {
+        calls.push(options);
+        return { success };
+      },
+    },
+  };
+}
+
+interface Sent {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
+  body: any;
+}
+
+interface SendOptions {
+  method?: string;
+  json?: unknown;
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+/** One request through `app.fetch` with `rateLimiter` as RATE_LIMITER, as `tenant` (no credentials when null). */
+async function send(rateLimiter: Limiter, tenant: Tenant | null, path: string, options: SendOptions = {}): Promise<Sent> {
+  const hasBody = options.json !== undefined || options.raw !== undefined;
+  const request = new Request(`https://api.test${path}`, {
+    method: options.method ?? (hasBody ? "POST" : "GET"),
+    headers: {
+      ...(tenant ? { "X-API-KEY": tenant.apiKey, "X-ORG-ID": tenant.orgId } : {}),
+      ...(hasBody ? { "Content-Type": "application/json" } : {}),
+      ...options.headers,
+    },
+    body: options.raw ?? (options.json === undefined ? undefined : JSON.stringify(options.json)),
+  });
+  const ctx = createExecutionContext();
+  const response = await app.fetch(request, { ...env, RATE_LIMITER: rateLimiter.binding }, ctx);
+  const text = await response.text();
+  await waitOnExecutionContext(ctx);
+  let body: unknown = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  return { status: response.status, headers: response.headers, text, body };
+}
+
+function expectProblem(res: Sent, status: number, code: string) {
+  expect(res.status, res.text).toBe(status);
+  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
+  expect(isProblem(res.body)).toBe(true);
+  expect(res.body).toMatchObject({ status, code });
+  expect(res.body.requestId).toBe(res.headers.get("X-Request-Id"));
+}
+
+const countLeads = async (tenant: Tenant) =>
+  (await env.DB.prepare("SELECT count(*) AS n FROM leads WHERE org_id = ?").bind(tenant.orgId).first<{ n: number }>())?.n;
+
+let tenant: Tenant;
+let accountId: string;
+
+beforeAll(async () => {
+  tenant = await newTenant("Rate Org");
+  accountId = (await addAccount(tenant, "Rate Account")).id;
+  await storeSchedule(db(), tenant.orgId, {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    capacity: 100,
+    weeklyHours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]])),
+  });
+});
+
+/** Every operation of the API: [name, path, options]. */
+const OPERATIONS: [string, () => string, () => SendOptions][] = [
+  ["create a lead", () => "/api/v1/leads", () => ({ json: { firstName: "Ann" } })],
+  ["create a contact", () => "/api/v1/contacts", () => ({ json: { firstName: "Cal" } })],
+  ["list contacts", () => "/api/v1/contacts?limit=1", () => ({})],
+  ["read an account", () => `/api/v1/accounts/${accountId}`, () => ({})],
+  ["find available appointments", () => "/api/v1/ai-agent/available-appointments", () => ({ json: { dateTime: slot(), limit: 2 } })],
+  ["check a booking", () => "/api/v1/ai-agent/is-booking-available", () => ({ json: { dateTime: slot() } })],
+  ["book an incident", () => "/api/v1/ai-agent/create-incident", () => ({ json: { dateTime: slot(), clientName: "Ivy", insectName: "Ants" } })],
+];
+
+describe("a refused request", () => {
+  it.each(OPERATIONS)("%s → 429 rate_limited with Retry-After: 60", async (_name, path, options) => {
+    const refuse = limiter(false);
+    const res = await send(refuse, tenant, path(), options());
+    expectProblem(res, 429, "rate_limited");
+    expect(res.headers.get("Retry-After")).toBe("60");
+    expect(refuse.calls).toEqual([{ key: tenant.orgId }]);
+  });
+
+  it("creates nothing", async () => {
+    const org = await newTenant();
+    expectProblem(await send(limiter(false), org, "/api/v1/leads", { json: { firstName: "Ann" } }), 429, "rate_limited");
+    expect(await countLeads(org)).toBe(0);
+  });
+
+  it("the real binding (limit 1200 a minute) lets an ordinary request through", async () => {
+    const org = await newTenant();
+    const ctx = createExecutionContext();
+    const response = await app.fetch(
+      new Request("https://api.test/api/v1/contacts", { headers: { "X-API-KEY": org.apiKey, "X-ORG-ID": org.orgId } }),
+      env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status, await response.text()).toBe(200);
+  });
+});
+
+describe("the order of checks", () => {
+  const wrongKey = (): Tenant => ({ ...tenant, apiKey: `${tenant.apiKey.slice(0, -1)}${tenant.apiKey.endsWith("a") ? "b" : "a"}` });
+
+  it.each([
+    ["no credentials", (): Tenant | null => null, "/api/v1/leads", { json: {} }],
+    ["a wrong API key", wrongKey, "/api/v1/leads", { json: {} }],
+    ["a wrong API key on an unknown path", wrongKey, "/api/v1/nope", {}],
+    ["an org id that is not the key's", (): Tenant => ({ ...tenant, orgId: "org_someoneelse" }), "/api/v1/contacts", {}],
+  ] as const)("bad credentials (%s) → 401, before the limiter is asked", async (_case, who, path, options) => {
+    const refuse = limiter(false);
+    const res = await send(refuse, who(), path, options);
+    expectProblem(res, 401, "unauthenticated");
+    expect(refuse.calls).toEqual([]);
+  });
+
+  it.each([
+    ["an unknown path under /api/v1", 404, "not_found", "/api/v1/nope", {}],
+    ["an unknown sub-path of an operation", 404, "not_found", "/api/v1/leads/x", { json: {} }],
+    ["an unknown ai-agent operation", 404, "not_found", "/api/v1/ai-agent/cancel-incident", { json: {} }],
+    ["a path outside the API", 404, "not_found", "/nope", {}],
+    ["GET on create-lead", 405, "method_not_allowed", "/api/v1/leads", {}],
+    ["DELETE on contacts", 405, "method_not_allowed", "/api/v1/contacts", { method: "DELETE" }],
+    ["PUT on an account", 405, "method_not_allowed", "/api/v1/accounts/acct_x", { method: "PUT", json: {} }],
+    ["GET on create-incident", 405, "method_not_allowed", "/api/v1/ai-agent/create-incident", {}],
+  ] as const)("%s → %i %s, not rate limited and not counted", async (_case, status, code, path, options) => {
+    const refuse = limiter(false);
+    const res = await send(refuse, tenant, path, options);
+    expectProblem(res, status, code);
+    expect(refuse.calls).toEqual([]);
+  });
+
+  it.each([
+    ["an unsupported media type (415)", "/api/v1/leads", { raw: "{}", headers: { "Content-Type": "text/plain" } }],
+    ["a body over 64 KiB (413)", "/api/v1/leads", { json: { firstName: "x".repeat(70_000) } }],
+    ["malformed JSON (400)", "/api/v1/leads", { raw: "{not json" }],
+    ["a failing field (422)", "/api/v1/contacts", { json: { email: "not-an-email" } }],
+    ["an invalid Idempotency-Key (422)", "/api/v1/leads", { json: {}, headers: { "Idempotency-Key": "" } }],
+    ["an invalid query (422)", "/api/v1/contacts?limit=0", {}],
+    ["an unknown account (404 of the operation)", "/api/v1/accounts/acct_nope", {}],
+  ] as const)("429 comes before %s", async (_case, path, options) => {
+    const refuse = limiter(false);
+    expectProblem(await send(refuse, tenant, path, options), 429, "rate_limited");
+    expect(refuse.calls).toEqual([{ key: tenant.orgId }]);
+  });
+
+  it("the same requests with an allowing limiter get their own errors (so the 429s above are the limiter's)", async () => {
+    const allow = limiter(true);
+    expectProblem(await send(allow, tenant, "/api/v1/leads", { raw: "{}", headers: { "Content-Type": "text/plain" } }), 415, "unsupported_media_type");
+    expectProblem(await send(allow, tenant, "/api/v1/leads", { raw: "{not json" }), 400, "malformed_json");
+    expectProblem(await send(allow, tenant, "/api/v1/contacts", { json: { email: "not-an-email" } }), 422, "validation_failed");
+    expectProblem(await send(allow, tenant, "/api/v1/accounts/acct_nope", {}), 404, "account_not_found");
+    expect(allow.calls).toHaveLength(4);
+  });
+
+  it("/health is never limited", async () => {
+    const refuse = limiter(false);
+    for (const who of [null, tenant]) {
+      const res = await send(refuse, who, "/health");
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ status: "ok" });
+    }
+    expect(refuse.calls).toEqual([]);
+  });
+});
+
+describe("what is counted", () => {
+  it.each(OPERATIONS)("%s counts once, keyed by the org id", async (_name, path, options) => {
+    const allow = limiter(true);
+    const res = await send(allow, tenant, path(), options());
+    expect(res.status, res.text).toBe(200);
+    expect(allow.calls).toEqual([{ key: tenant.orgId }]);
+  });
+
+  it("each org is counted under its own id", async () => {
+    const other = await newTenant("Other Rate Org");
+    const allow = limiter(true);
+    await send(allow, tenant, "/api/v1/contacts");
+    await send(allow, other, "/api/v1/contacts");
+    await send(allow, tenant, "/api/v1/leads", { json: {} });
+    expect(allow.calls).toEqual([{ key: tenant.orgId }, { key: other.orgId }, { key: tenant.orgId }]);
+  });
+
+  it("a replayed Idempotency-Key request counts once too", async () => {
+    const allow = limiter(true);
+    const headers = { "Idempotency-Key": `count-${crypto.randomUUID()}` };
+    const first = await send(allow, tenant, "/api/v1/leads", { json: { firstName: "Once" }, headers });
+    const replay = await send(allow, tenant, "/api/v1/leads", { json: { firstName: "Once" }, headers });
+    expect(first.status).toBe(200);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(allow.calls).toEqual([{ key: tenant.orgId }, { key: tenant.orgId }]);
+  });
+
+  it("a refused org does not hold up another org", async () => {
+    const other = await newTenant("Unlimited Org");
+    const perOrg: Limiter = {
+      calls: [],
+      binding: { limit: async ({ key }) => ({ success: key !== tenant.orgId }) },
+    };
+    expectProblem(await send(perOrg, tenant, "/api/v1/contacts"), 429, "rate_limited");
+    expect((await send(perOrg, other, "/api/v1/contacts")).status).toBe(200);
+  });
+});
