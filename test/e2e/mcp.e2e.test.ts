@@ -1,9 +1,11 @@
-// The MCP server over real HTTP: the official SDK client against `wrangler
-// dev` lists the tools, finds slots, books one and sees it gone.
+// The agent-facing surface over real HTTP against `wrangler dev`: the official
+// MCP SDK client lists the tools, finds slots, books one and sees it gone; the
+// served OpenAPI document validates as 3.1 and the docs page is served.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, applyMigrations, DevServer, freePort, jsonLine } from "./harness";
@@ -70,5 +72,18 @@ describe("MCP over wrangler dev", () => {
       requestInit: { headers: { "X-API-KEY": `fsk_${"x".repeat(40)}`, "X-ORG-ID": org.orgId } },
     });
     await expect(new Client({ name: "intruder", version: "1.0.0" }).connect(transport)).rejects.toThrow(/401/);
+  });
+});
+
+describe("OpenAPI document and docs page over wrangler dev", () => {
+  it("serves a valid OpenAPI 3.1 document and a docs page, without credentials", async () => {
+    const doc = await (await fetch(`${server!.baseUrl}/api/v1/openapi.json`)).json();
+    const validator = new Validator();
+    const result = await validator.validate(doc as Parameters<Validator["validate"]>[0]);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    const page = await fetch(`${server!.baseUrl}/docs`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("/api/v1/ai-agent/available-appointments");
   });
 });
