@@ -5,6 +5,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { type ReadResponse, readResponse } from "../read-response";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -161,13 +162,7 @@ export interface Tenant {
   apiKey: string;
 }
 
-export interface ApiResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
-  body: any;
-}
+export type ApiResponse = ReadResponse;
 
 export interface RequestOptions {
   method?: string;
@@ -191,12 +186,5 @@ export async function request(baseUrl: string, tenant: Tenant | null, urlPath: s
     headers,
     body: options.raw ?? (options.json === undefined ? undefined : JSON.stringify(options.json)),
   });
-  const text = await response.text();
-  let body: unknown = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = null;
-  }
-  return { status: response.status, headers: response.headers, text, body };
+  return readResponse(response);
 }

@@ -11,6 +11,7 @@ import { purgeExpiredKeys } from "../../src/db/idempotency";
 import type { Bindings } from "../../src/env";
 import worker from "../../src/index";
 import { addAccount, db, isProblem, newTenant, type Tenant } from "../helpers";
+import { type ReadResponse, readResponse } from "../read-response";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -24,13 +25,7 @@ const CREATE = "/api/v1/ai-agent/create-incident";
 /** `hour`:00 UTC, `days` days after today: open, far from notice and horizon edges. */
 const slotAt = (days = 2, hour = 15) => new Date(Math.floor(Date.now() / DAY) * DAY + days * DAY + hour * HOUR).toISOString();
 
-interface Sent {
-  status: number;
-  headers: Headers;
-  text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
-  body: any;
-}
+type Sent = ReadResponse;
 
 interface PostOptions {
   key?: string;
@@ -53,16 +48,7 @@ function requestOf(tenant: Tenant, path: string, body: unknown, options: PostOpt
   });
 }
 
-async function read(response: Response): Promise<Sent> {
-  const text = await response.text();
-  let body: unknown = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = null;
-  }
-  return { status: response.status, headers: response.headers, text, body };
-}
+const read = readResponse;
 
 /** POST as `tenant` through the worker's own fetch handler. */
 const post = async (tenant: Tenant, path: string, body: unknown, options: PostOptions = {}) => read(await SELF.fetch(requestOf(tenant, path, body, options)));

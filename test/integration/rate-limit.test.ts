@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import app from "../../src/app";
 import { storeSchedule } from "../../src/cli/schedule";
 import { addAccount, db, isProblem, newTenant, type Tenant } from "../helpers";
+import { type ReadResponse, readResponse } from "../read-response";
 
 const DAY = 86_400_000;
 const slot = () => new Date(Math.floor(Date.now() / DAY) * DAY + 2 * DAY + 15 * 3_600_000).toISOString();
@@ -31,13 +32,7 @@ function limiter(success: boolean): Limiter {
   };
 }
 
-interface Sent {
-  status: number;
-  headers: Headers;
-  text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies
-  body: any;
-}
+type Sent = ReadResponse;
 
 interface SendOptions {
   method?: string;
@@ -60,15 +55,9 @@ async function send(rateLimiter: Limiter, tenant: Tenant | null, path: string, o
   });
   const ctx = createExecutionContext();
   const response = await app.fetch(request, { ...env, RATE_LIMITER: rateLimiter.binding }, ctx);
-  const text = await response.text();
+  const read = await readResponse(response);
   await waitOnExecutionContext(ctx);
-  let body: unknown = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = null;
-  }
-  return { status: response.status, headers: response.headers, text, body };
+  return read;
 }
 
 function expectProblem(res: Sent, status: number, code: string) {
