@@ -6,6 +6,8 @@ import { accounts } from "../drizzle/schema";
 import { createDb } from "../src/db/client";
 import { newId } from "../src/lib/ids";
 
+export { isProblem } from "./read-response";
+
 export const db = () => createDb(env.DB);
 
 export interface Tenant {
@@ -43,17 +45,6 @@ export async function call(tenant: Tenant | null, path: string, options: CallOpt
   return { status: response.status, headers: response.headers, body: json };
 }
 
-/** Asserts nothing about shape beyond the RFC 9457 members every error must carry. */
-export function isProblem(body: { type?: unknown; title?: unknown; status?: unknown; code?: unknown; requestId?: unknown }) {
-  return (
-    typeof body.type === "string" &&
-    typeof body.title === "string" &&
-    typeof body.status === "number" &&
-    typeof body.code === "string" &&
-    body.type === `/problems/${body.code}` &&
-    typeof body.requestId === "string"
-  );
-}
 
 /** Inserts an account the way `accounts import` stores one. */
 export async function addAccount(tenant: Tenant, name: string, fields: Partial<typeof accounts.$inferInsert> = {}) {

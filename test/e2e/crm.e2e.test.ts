@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, admin, applyMigrations, DevServer, freePort, jsonLine, type RequestOptions, request, type Tenant } from "./harness";
+import { expectProblem } from "../read-response";
 
 interface Org extends Tenant {
   keyId: string;
@@ -71,16 +72,6 @@ async function call(tenant: Tenant | null, urlPath: string, options: RequestOpti
 const asA = (urlPath: string, options?: RequestOptions) => call(orgA, urlPath, options);
 const asB = (urlPath: string, options?: RequestOptions) => call(orgB, urlPath, options);
 
-/** The RFC 9457 shape every error shares; returns the body for further checks. */
-function expectProblem(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("Content-Type") ?? "").toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: `/problems/${code}`, title: expect.any(String), status, code });
-  expect(res.body.requestId).toEqual(expect.any(String));
-  expect(res.body.requestId).toBe(res.headers.get("X-Request-Id"));
-  expect(res.body).not.toHaveProperty("stack");
-  return res.body;
-}
 
 function expectFieldError(res: ApiResponse, field: string, code: string) {
   expectProblem(res, 422, "validation_failed");

@@ -13,6 +13,8 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, admin, applyMigrations, DevServer, freePort, jsonLine, type RequestOptions, ROOT, request, run, type Tenant } from "./harness";
+import { OPEN_ALWAYS } from "../schedules";
+import { expectProblem } from "../read-response";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -30,7 +32,7 @@ const utcSchedule = (capacity: number) => ({
   capacity,
   minNoticeMinutes: 0,
   horizonDays: 30,
-  weeklyHours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((day) => [day, [["00:00", "24:00"]]])),
+  weeklyHours: OPEN_ALWAYS,
 });
 
 /**
@@ -104,12 +106,6 @@ function idem(tenant: Tenant | null, urlPath: string, options: RequestOptions = 
 const withKey = (key: string, json: unknown): RequestOptions => ({ json, headers: { "Idempotency-Key": key } });
 const replayedHeader = (res: ApiResponse) => res.headers.get("Idempotent-Replayed");
 
-function expectProblem(res: ApiResponse, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("Content-Type") ?? "").toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: `/problems/${code}`, status, code });
-  expect(res.body.requestId).toBe(res.headers.get("X-Request-Id"));
-}
 
 function expectReplayOf(res: ApiResponse, first: ApiResponse) {
   expect(res.status, res.text).toBe(first.status);

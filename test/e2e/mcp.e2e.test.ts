@@ -9,6 +9,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, applyMigrations, DevServer, freePort, jsonLine } from "./harness";
+import { OPEN_ALWAYS } from "../schedules";
 
 let dir: string;
 let server: DevServer | undefined;
@@ -21,8 +22,7 @@ beforeAll(async () => {
   server = dev;
   org = jsonLine(await admin(dir, ["org", "create", "--name", "MCP Org", "--time-zone", "UTC"]), "org create");
   const schedule = path.join(dir, "schedule.json");
-  const allDay = Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]]));
-  fs.writeFileSync(schedule, JSON.stringify({ minNoticeMinutes: 0, weeklyHours: allDay }));
+  fs.writeFileSync(schedule, JSON.stringify({ minNoticeMinutes: 0, weeklyHours: OPEN_ALWAYS }));
   jsonLine(await admin(dir, ["schedule", "set", "--org", org.orgId, "--file", schedule]), "schedule set");
   await dev.waitUntilHealthy(60_000);
 });

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, admin, applyMigrations, DevServer, freePort, jsonLine, request, type Tenant } from "./harness";
+import { everyDay, OPEN_ALWAYS } from "../schedules";
 
 interface Imported {
   imported: number;
@@ -26,15 +27,13 @@ const HOUR = 3_600_000;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const RACERS = 50;
 
-const ALL_DAY: [string, string][] = [["00:00", "24:00"]];
-const EVERY_DAY = (hours: [string, string][]) => Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((day) => [day, hours]));
 const utcSchedule = (capacity: number) => ({
   timeZone: "UTC",
   slotMinutes: 60,
   capacity,
   minNoticeMinutes: 0,
   horizonDays: 30,
-  weeklyHours: EVERY_DAY(ALL_DAY),
+  weeklyHours: OPEN_ALWAYS,
   closedDates: [],
 });
 const NEW_YORK_SCHEDULE = {
@@ -43,7 +42,7 @@ const NEW_YORK_SCHEDULE = {
   capacity: 1,
   minNoticeMinutes: 0,
   horizonDays: 365,
-  weeklyHours: EVERY_DAY([["00:00", "06:00"]]),
+  weeklyHours: everyDay(["00:00", "06:00"]),
 };
 // Midnight UTC of today; every target slot is a whole UTC hour at least two days ahead.
 const now = new Date();

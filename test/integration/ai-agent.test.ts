@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { storeSchedule } from "../../src/cli/schedule";
 import { type Interval, WEEKDAYS, type Weekday } from "../../src/scheduling/schedule";
 import { addAccount, call, db, isProblem, newTenant, type Tenant } from "../helpers";
+import { everyDay } from "../schedules";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -28,7 +29,6 @@ const weekdayOf = (t: number): Weekday => WEEKDAYS[(new Date(t).getUTCDay() + 6)
 const hhmm = (hour: number) => `${String(hour).padStart(2, "0")}:00`;
 
 const onDays = (days: readonly Weekday[], ...hours: Interval[]): WeeklyHours => Object.fromEntries(days.map((d) => [d, hours]));
-const everyDay = (...hours: Interval[]) => onDays(WEEKDAYS, ...hours);
 /** Open only for the one hour starting at whole-hour UTC instant `t`, on t's weekday. */
 const onlyHourOf = (t: number): WeeklyHours => {
   const hour = new Date(t).getUTCHours();

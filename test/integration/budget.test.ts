@@ -7,6 +7,7 @@ import app from "../../src/app";
 import { storeSchedule } from "../../src/cli/schedule";
 import { type Recorder, recordingD1, type Statement } from "../d1-recorder";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";
+import { OPEN_ALWAYS } from "../schedules";
 
 const DAY = 86_400_000;
 const TENANT_TABLES = ["orgs", "api_keys", "accounts", "contacts", "leads", "incidents"];
@@ -46,7 +47,7 @@ beforeAll(async () => {
     timeZone: "UTC",
     minNoticeMinutes: 0,
     capacity: 5,
-    weeklyHours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]])),
+    weeklyHours: OPEN_ALWAYS,
   });
   const warm = recordingD1(env.DB);
   // The first request of a key records its last use (off the response path).

@@ -10,8 +10,9 @@ import { storeSchedule } from "../../src/cli/schedule";
 import { purgeExpiredKeys } from "../../src/db/idempotency";
 import type { Bindings } from "../../src/env";
 import worker from "../../src/index";
-import { addAccount, db, isProblem, newTenant, type Tenant } from "../helpers";
-import { type ReadResponse, readResponse } from "../read-response";
+import { addAccount, db, newTenant, type Tenant } from "../helpers";
+import { expectProblem, type ReadResponse, readResponse } from "../read-response";
+import { OPEN_ALWAYS } from "../schedules";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -100,18 +101,11 @@ async function tenantWithSchedule(capacity: number) {
     timeZone: "UTC",
     minNoticeMinutes: 0,
     capacity,
-    weeklyHours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]])),
+    weeklyHours: OPEN_ALWAYS,
   });
   return tenant;
 }
 
-function expectProblem(res: Sent, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
-  expect(isProblem(res.body)).toBe(true);
-  expect(res.body).toMatchObject({ status, code });
-  expect(res.body.requestId).toBe(res.headers.get("X-Request-Id"));
-}
 
 /** A fresh (not replayed) 200. */
 function expectFresh(res: Sent) {

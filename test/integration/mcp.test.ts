@@ -8,9 +8,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { storeSchedule } from "../../src/cli/schedule";
 import { createLeadBody } from "../../src/schemas/leads";
 import { addAccount, call, db, newTenant, type Tenant } from "../helpers";
+import { OPEN_ALWAYS } from "../schedules";
 
 const DAY = 86_400_000;
-const ALL_DAY = Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]]));
 let a: Tenant;
 let b: Tenant;
 
@@ -31,7 +31,7 @@ const text = (result: object): any => JSON.parse(((result as { content: { text: 
 beforeAll(async () => {
   a = await newTenant("MCP A");
   b = await newTenant("MCP B");
-  await storeSchedule(db(), a.orgId, { timeZone: "UTC", minNoticeMinutes: 0, weeklyHours: ALL_DAY });
+  await storeSchedule(db(), a.orgId, { timeZone: "UTC", minNoticeMinutes: 0, weeklyHours: OPEN_ALWAYS });
 });
 
 describe("MCP server at /mcp", () => {

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { storeSchedule } from "../../src/cli/schedule";
 import * as schemas from "../../src/schemas/responses";
 import { addAccount, call, db, newTenant, type Tenant } from "../helpers";
+import { OPEN_ALWAYS } from "../schedules";
 
 let t: Tenant;
 const DAY = 86_400_000;
@@ -13,7 +14,7 @@ const slotTime = new Date(Math.floor(Date.now() / DAY) * DAY + 2 * DAY + 15 * 3_
 
 beforeAll(async () => {
   t = await newTenant();
-  await storeSchedule(db(), t.orgId, { timeZone: "UTC", minNoticeMinutes: 0, weeklyHours: { mon: [["00:00", "24:00"]], tue: [["00:00", "24:00"]], wed: [["00:00", "24:00"]], thu: [["00:00", "24:00"]], fri: [["00:00", "24:00"]], sat: [["00:00", "24:00"]], sun: [["00:00", "24:00"]] } });
+  await storeSchedule(db(), t.orgId, { timeZone: "UTC", minNoticeMinutes: 0, weeklyHours: OPEN_ALWAYS });
 });
 
 /** The schema with every object made strict, recursively enough for these shapes. */

@@ -7,8 +7,9 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { beforeAll, describe, expect, it } from "vitest";
 import app from "../../src/app";
 import { storeSchedule } from "../../src/cli/schedule";
-import { addAccount, db, isProblem, newTenant, type Tenant } from "../helpers";
-import { type ReadResponse, readResponse } from "../read-response";
+import { addAccount, db, newTenant, type Tenant } from "../helpers";
+import { expectProblem, type ReadResponse, readResponse } from "../read-response";
+import { OPEN_ALWAYS } from "../schedules";
 
 const DAY = 86_400_000;
 const slot = () => new Date(Math.floor(Date.now() / DAY) * DAY + 2 * DAY + 15 * 3_600_000).toISOString();
@@ -60,13 +61,6 @@ async function send(rateLimiter: Limiter, tenant: Tenant | null, path: string, o
   return read;
 }
 
-function expectProblem(res: Sent, status: number, code: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
-  expect(isProblem(res.body)).toBe(true);
-  expect(res.body).toMatchObject({ status, code });
-  expect(res.body.requestId).toBe(res.headers.get("X-Request-Id"));
-}
 
 const countLeads = async (tenant: Tenant) =>
   (await env.DB.prepare("SELECT count(*) AS n FROM leads WHERE org_id = ?").bind(tenant.orgId).first<{ n: number }>())?.n;
@@ -81,7 +75,7 @@ beforeAll(async () => {
     timeZone: "UTC",
     minNoticeMinutes: 0,
     capacity: 100,
-    weeklyHours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["00:00", "24:00"]]])),
+    weeklyHours: OPEN_ALWAYS,
   });
 });
 
