@@ -70,18 +70,21 @@ export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null
 }
 
 /**
- * Why the slot at `at` cannot be booked, bookings aside (the caller adds
- * `fully_booked`), in the contract's order of precedence; null if it can.
+ * The slot starting at `at` (null when `at` is no slot start of an open date),
+ * and why it cannot be booked, bookings aside (the caller adds `fully_booked`),
+ * in the contract's order of precedence; reason null if it can.
  */
-export function unavailableReason(schedule: Schedule, now: number, at: number): Exclude<Reason, "fully_booked"> | null {
+export function assessSlot(schedule: Schedule, now: number, at: number): { slot: SlotTimes | null; reason: Exclude<Reason, "fully_booked"> | null } {
   const window = bookableWindow(schedule, now);
-  if (at < now) return "in_the_past";
-  if (at >= window.until) return "beyond_horizon";
   const { slot, inHours } = slotAt(schedule, at);
-  if (!inHours) return "closed";
-  if (!slot) return "not_a_slot_start";
-  if (at < window.from) return "too_soon";
-  return null;
+  const reason =
+    at < now ? "in_the_past"
+    : at >= window.until ? "beyond_horizon"
+    : !inHours ? "closed"
+    : !slot ? "not_a_slot_start"
+    : at < window.from ? "too_soon"
+    : null;
+  return { slot, reason };
 }
 
 /**

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Schedule } from "../../src/scheduling/schedule";
-import { candidateSlots, findBookable, remainingCounter, slotAt, unavailableReason } from "../../src/scheduling/slots";
+import { assessSlot, candidateSlots, findBookable, remainingCounter, slotAt } from "../../src/scheduling/slots";
 import { weeklyHours, ZONES } from "../schedule-arbitraries";
 
 const MINUTE = 60_000;
@@ -80,7 +80,8 @@ describe("slot engine consistency (property)", () => {
           const listed = findBookable({ schedule, bookings, maxBookingMs, now, from: t, limit: 1 })[0]?.start === t;
           const { slot } = slotAt(schedule, t);
           const remaining = slot ? remainingCounter(bookings, schedule.capacity, maxBookingMs)(slot) : 0;
-          const reason = unavailableReason(schedule, now, t);
+          const { reason, slot: assessed } = assessSlot(schedule, now, t);
+          expect(assessed).toEqual(slot);
           expect(listed).toBe(reason === null && remaining > 0);
           // The point check and the scan agree on what is a slot start.
           const around = candidateSlots(schedule, t - 1440 * MINUTE, t + 1440 * MINUTE);

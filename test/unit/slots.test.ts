@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SCHEDULE, type Interval, type Schedule, type Weekday } from "../../src/scheduling/schedule";
-import { type Booking, candidateSlots, findBookable, slotView, unavailableReason } from "../../src/scheduling/slots";
+import { assessSlot, type Booking, candidateSlots, findBookable, slotView } from "../../src/scheduling/slots";
 
 const CLOSED_WEEK: Record<Weekday, Interval[]> = { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] };
 const HOUR = 3_600_000;
@@ -137,7 +137,7 @@ const OFFICE = schedule("America/New_York", {
   closedDates: ["2026-11-26"],
 });
 
-describe("unavailableReason", () => {
+describe("assessSlot: the reason", () => {
   it.each([
     ["2026-11-23T10:00:00Z", "in_the_past"],
     ["2026-12-23T12:00:00Z", "beyond_horizon"], // now + 30 days exactly is outside
@@ -154,7 +154,7 @@ describe("unavailableReason", () => {
     ["2026-12-22T21:00:00Z", null], // the last slot before the horizon (16:00 the day before)
     ["2026-12-23T11:00:00Z", "closed"], // 06:00 local, inside the horizon
   ])("%s → %s", (iso, reason) => {
-    expect(unavailableReason(OFFICE, NOW, at(iso))).toBe(reason);
+    expect(assessSlot(OFFICE, NOW, at(iso)).reason).toBe(reason);
   });
 });
 

@@ -9,7 +9,7 @@ import { methodNotAllowed } from "../../http/method-not-allowed";
 import { ApiError } from "../../http/problem";
 import { validate } from "../../http/validate";
 import { toIso } from "../../lib/datetime";
-import { type Reason, remainingCounter, slotAt, slotView, unavailableReason } from "../../scheduling/slots";
+import { assessSlot, type Reason, remainingCounter, slotView } from "../../scheduling/slots";
 import { availableAppointmentsBody, bookingCheckBody, createIncidentBody } from "../../schemas/ai-agent";
 import { scanBookable } from "./scan";
 import { idempotency } from "../../middleware/idempotency";
@@ -28,11 +28,11 @@ export const aiAgent = new Hono<AppEnv>()
     const { dateTime } = c.req.valid("json");
     const { org } = c.var;
     const now = Date.now();
-    const { slot } = slotAt(org.schedule, dateTime);
+    const { slot, reason: unavailable } = assessSlot(org.schedule, now, dateTime);
     // Alternatives and the slot's own bookings come from one round trip.
     const { slots, covered } = await scanBookable(c.var.db, org, now, dateTime + 1, ALTERNATIVES, slot ? [slot] : []);
     const remaining = slot ? remainingCounter(covered, org.schedule.capacity, org.maxBookingMs)(slot) : 0;
-    const reason: Reason | null = unavailableReason(org.schedule, now, dateTime) ?? (remaining > 0 ? null : "fully_booked");
+    const reason: Reason | null = unavailable ?? (remaining > 0 ? null : "fully_booked");
     return c.json(
       {
         dateTime: toIso(dateTime),
@@ -48,8 +48,7 @@ export const aiAgent = new Hono<AppEnv>()
     const { dateTime, clientName, insectName } = c.req.valid("json");
     const { org } = c.var;
     const now = Date.now();
-    const reason = unavailableReason(org.schedule, now, dateTime);
-    const slot = slotAt(org.schedule, dateTime).slot;
+    const { slot, reason } = assessSlot(org.schedule, now, dateTime);
     const booking = reason === null && slot ? await bookSlot(c.var.db, org, { clientName, insectName }, slot, now) : null;
     if (!booking?.booked || !slot) {
       const { slots } = await scanBookable(c.var.db, org, now, dateTime + 1, ALTERNATIVES);

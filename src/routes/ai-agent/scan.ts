@@ -9,7 +9,7 @@ import { type Booking, bookableWindow, candidateSlots, findBookable, type Slot, 
 
 export interface ScanResult {
   slots: Slot[];
-  /** Bookings overlapping the `alsoCover` ranges, read in the first round trip. */
+  /** The first round trip's bookings: every booking overlapping the `alsoCover` ranges (and some others). */
   covered: Booking[];
 }
 
@@ -20,7 +20,7 @@ export async function scanBookable(db: Db, org: Org, now: number, from: number, 
   let windowSlots = 2 * limit + 8;
   const slots: Slot[] = [];
   let covered: Booking[] | undefined;
-  while (covered === undefined || (slots.length < limit && cursor < horizon.until)) {
+  do {
     const candidates: SlotTimes[] = [];
     for (const slot of candidateSlots(schedule, cursor, horizon.until)) {
       if (candidates.push(slot) >= windowSlots) break;
@@ -28,17 +28,13 @@ export async function scanBookable(db: Db, org: Org, now: number, from: number, 
     const last = candidates.at(-1);
     const until = last && candidates.length >= windowSlots ? last.start + 1 : horizon.until;
     const window = candidates[0] && last ? [{ start: candidates[0].start, end: last.end }] : [];
-    if (covered === undefined) {
-      const bookings = await bookingsOverlapping(db, org, [...window, ...alsoCover]);
-      covered = alsoCover.length > 0 ? bookings : [];
-      slots.push(...findBookable({ schedule, bookings, maxBookingMs: org.maxBookingMs, now, from: cursor, until, limit }));
-    } else if (window.length > 0) {
-      const bookings = await bookingsOverlapping(db, org, window);
-      slots.push(...findBookable({ schedule, bookings, maxBookingMs: org.maxBookingMs, now, from: cursor, until, limit: limit - slots.length }));
-    }
+    // The alsoCover ranges ride along in the first round trip.
+    const bookings = await bookingsOverlapping(db, org, covered === undefined ? [...window, ...alsoCover] : window);
+    covered ??= bookings;
+    slots.push(...findBookable({ schedule, bookings, maxBookingMs: org.maxBookingMs, now, from: cursor, until, limit: limit - slots.length }));
     if (window.length === 0) break;
     cursor = until;
     windowSlots *= 4;
-  }
+  } while (slots.length < limit && cursor < horizon.until);
   return { slots, covered };
 }
