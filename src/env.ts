@@ -22,8 +22,8 @@ export interface Variables {
   orgId: string;
   org: Org;
   db: Db;
-  /** SHA-256 of the raw JSON body (set by the body guard), for Idempotency-Key matching. */
-  bodyHash: string;
+  /** The raw JSON body as received (set by the body guard), hashed only for Idempotency-Key matching. */
+  rawBody: Uint8Array;
   /** An unexpected error, kept for the request log (never sent to the client). */
   error: Error;
 }

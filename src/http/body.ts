@@ -3,7 +3,6 @@
 // validator through Hono's body cache, so the body is read only once.
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
-import { sha256Hex } from "../lib/hash";
 import { ApiError } from "./problem";
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -26,7 +25,7 @@ export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next
     throw new ApiError(400, "malformed_json", "The body must be a JSON object");
   }
   c.req.bodyCache.json = Promise.resolve(parsed);
-  c.set("bodyHash", await sha256Hex(bytes));
+  c.set("rawBody", bytes);
   await next();
 });
 

@@ -17,7 +17,8 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
     throw validationFailed([{ path: "Idempotency-Key", code: "invalid_format", message: "must be 1 to 255 printable ASCII characters" }]);
   }
   const url = new URL(c.req.url);
-  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${c.var.bodyHash ?? ""}`);
+  const bodyHash = await sha256Hex(c.var.rawBody ?? new Uint8Array());
+  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}`);
   const now = Date.now();
   const { db, orgId } = c.var;
   const claim = await claimKey(db, orgId, key, requestHash, now);
