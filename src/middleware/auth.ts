@@ -3,7 +3,8 @@
 // tell a wrong key from a wrong org or a revoked key.
 import { createMiddleware } from "hono/factory";
 import { findActiveKey, touchKey } from "../db/api-keys";
-import type { AppEnv } from "../env";
+import type { Db } from "../db/client";
+import type { AppEnv, Org } from "../env";
 import { ApiError } from "../http/problem";
 import { API_KEY_PATTERN, constantTimeEqual, hashApiKey } from "../lib/api-keys";
 import { scheduleOf } from "../scheduling/schedule";
@@ -12,6 +13,44 @@ const ORG_ID_PATTERN = /^org_[A-Za-z0-9]{1,64}$/;
 // last_used_at is a hint for operators, not an audit log: writing it at most
 // once a minute per key keeps busy keys from writing on every request.
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * How long an isolate trusts a key it has verified without asking D1 again:
+ * the longest a revoked key (or a changed schedule) can go on being honoured
+ * by an isolate that saw it just before. Contract 2: "at most a few seconds".
+ */
+export const AUTH_CACHE_TTL_MS = 3_000;
+/** Bounds the isolate's memory whatever the number of keys in use. */
+const AUTH_CACHE_MAX_KEYS = 1_000;
+
+interface Verified {
+  keyId: string;
+  org: Org;
+  lastUsedAt: number | null;
+  expiresAt: number;
+}
+
+// By key hash. Only successes are cached: a new key works at once, and a
+// failure costs the caller a D1 read, as before.
+const verified = new Map<string, Verified>();
+
+async function verify(db: Db, keyHash: string, now: number) {
+  const cached = verified.get(keyHash);
+  if (cached && cached.expiresAt > now) return cached;
+  verified.delete(keyHash);
+  const found = await findActiveKey(db, keyHash);
+  if (!found || !constantTimeEqual(found.keyHash, keyHash)) return undefined;
+  const entry: Verified = {
+    keyId: found.id,
+    org: { id: found.orgId, schedule: scheduleOf(found.timeZone, found.schedule), maxBookingMs: found.maxSlotMinutes * 60_000 },
+    lastUsedAt: found.lastUsedAt,
+    expiresAt: now + AUTH_CACHE_TTL_MS,
+  };
+  // Maps iterate in insertion order: the first key is the oldest entry.
+  if (verified.size >= AUTH_CACHE_MAX_KEYS) verified.delete(verified.keys().next().value as string);
+  verified.set(keyHash, entry);
+  return entry;
+}
 
 const unauthenticated = (detail = "Send a valid X-API-KEY and the X-ORG-ID it belongs to") =>
   new ApiError(401, "unauthenticated", detail, { headers: { "WWW-Authenticate": 'ApiKey header="X-API-KEY"' } });
@@ -26,20 +65,15 @@ export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
   // The lookup is by SHA-256 of the key: timing of the index search can reveal
   // at most a hash prefix, which says nothing about the key itself.
   const keyHash = await hashApiKey(key);
-  const found = await findActiveKey(c.var.db, keyHash);
-  if (!found || !(constantTimeEqual(found.keyHash, keyHash) && constantTimeEqual(found.orgId, orgId))) {
-    throw unauthenticated();
-  }
-  c.set("orgId", found.orgId);
-  c.set("org", {
-    id: found.orgId,
-    schedule: scheduleOf(found.timeZone, found.schedule),
-    maxBookingMs: found.maxSlotMinutes * 60_000,
-  });
   const now = Date.now();
+  const found = await verify(c.var.db, keyHash, now);
+  if (!found || !constantTimeEqual(found.org.id, orgId)) throw unauthenticated();
+  c.set("orgId", found.org.id);
+  c.set("org", found.org);
   if (found.lastUsedAt === null || found.lastUsedAt < now - LAST_USED_RESOLUTION_MS) {
+    found.lastUsedAt = now;
     // Off the response path; a failed hint write must not fail the request.
-    c.executionCtx.waitUntil(touchKey(c.var.db, found.id, now, LAST_USED_RESOLUTION_MS).catch(() => {}));
+    c.executionCtx.waitUntil(touchKey(c.var.db, found.keyId, now, LAST_USED_RESOLUTION_MS).catch(() => {}));
   }
   await next();
 });

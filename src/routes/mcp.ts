@@ -9,6 +9,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Bindings } from "../env";
+import { BOOKMARK_HEADER } from "../middleware/database";
 import { rateLimit } from "../middleware/rate-limit";
 import { OPERATIONS, type Operation } from "../openapi/operations";
 
@@ -33,9 +34,10 @@ const TOOLS = OPERATIONS.map((op) => ({
 const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
 
 /** The HTTP request that performs `op` with `args`, as the MCP caller. */
-function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string, unknown>): Request {
+function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string, unknown>, bookmark: string | undefined): Request {
   const url = new URL(op.path, c.req.url);
   const headers = new Headers({ "X-API-KEY": c.req.header("X-API-KEY") ?? "", "X-ORG-ID": c.req.header("X-ORG-ID") ?? "", "X-Request-Id": c.var.requestId });
+  if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
   if (op.method === "post") {
     headers.set("Content-Type", "application/json");
     const key = c.req.header("Idempotency-Key");
@@ -52,12 +54,16 @@ function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string
 
 export function mcpRoutes(fetchApp: FetchApp) {
   return new Hono<AppEnv>().all("/", rateLimit, async (c) => {
+    // Tool calls run in sessions of their own, chained by bookmark, so the
+    // client's bookmark reaches them and theirs comes back on this response.
+    let bookmark = c.req.header(BOOKMARK_HEADER);
     const server = new Server({ name: "field-service-api", version: "1.0.0" }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
     server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
       const op = OPERATIONS.find((o) => o.tool === params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-      const response = await fetchApp(operationRequest(c, op, params.arguments ?? {}), { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
+      const response = await fetchApp(operationRequest(c, op, params.arguments ?? {}, bookmark), { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
+      bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
       const text = await response.text();
       // A failure is a tool result carrying the problem document, not a protocol error.
       if (!response.ok) return { isError: true, content: [{ type: "text", text }] };
@@ -65,6 +71,8 @@ export function mcpRoutes(fetchApp: FetchApp) {
     });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
-    return transport.handleRequest(c.req.raw);
+    const response = await transport.handleRequest(c.req.raw);
+    if (bookmark) response.headers.set(BOOKMARK_HEADER, bookmark);
+    return response;
   });
 }

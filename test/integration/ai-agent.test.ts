@@ -3,6 +3,7 @@
 // whole hour so that the expectations hold whatever the day and hour of the run.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createKey } from "../../src/cli/orgs-and-keys";
 import { storeSchedule } from "../../src/cli/schedule";
 import { type Interval, WEEKDAYS, type Weekday } from "../../src/scheduling/schedule";
 import { addAccount, call, db, isProblem, newTenant, type Tenant } from "../helpers";
@@ -38,6 +39,16 @@ const onlyHourOf = (t: number): WeeklyHours => {
 /** Stores a UTC, always-open, no-notice schedule overridden by `document`. */
 const setSchedule = (tenant: Tenant, document: ScheduleDocument = {}) =>
   storeSchedule(db(), tenant.orgId, { timeZone: "UTC", minNoticeMinutes: 0, weeklyHours: everyDay(["00:00", "24:00"]), ...document });
+
+/**
+ * Changes a tenant's schedule and returns it with a new key: an isolate keeps a
+ * verified key's org, schedule included, for AUTH_CACHE_TTL_MS (3 s), and a key
+ * it has not verified yet reads the new schedule at once.
+ */
+async function rescheduled(tenant: Tenant, document: ScheduleDocument) {
+  await setSchedule(tenant, document);
+  return { ...tenant, apiKey: (await createKey(db(), tenant.orgId)).apiKey };
+}
 
 async function tenantWith(document: ScheduleDocument = {}, name?: string) {
   const tenant = await newTenant(name);
@@ -337,9 +348,9 @@ const REASONS: [string, string, () => Promise<Scenario>][] = [
     "a full slot before now + minNoticeMinutes",
     async () => {
       const at = Math.ceil(Date.now() / HOUR) * HOUR + 2 * HOUR;
-      const tenant = await tenantWith({ weeklyHours: onlyHourOf(at) });
-      expect((await book(tenant, at)).status).toBe(200);
-      await setSchedule(tenant, { minNoticeMinutes: 300, weeklyHours: onlyHourOf(at) });
+      const booker = await tenantWith({ weeklyHours: onlyHourOf(at) });
+      expect((await book(booker, at)).status).toBe(200);
+      const tenant = await rescheduled(booker, { minNoticeMinutes: 300, weeklyHours: onlyHourOf(at) });
       return { tenant, at, slot: 0, alternatives: [at + 7 * DAY, at + 14 * DAY, at + 21 * DAY] };
     },
   ],
@@ -506,11 +517,11 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
   });
 
   it("keeps a booking made under 90-minute slots holding every 60-minute slot it overlaps", async () => {
-    const tenant = await tenantWith({ slotMinutes: 90, capacity: 2 });
+    const before = await tenantWith({ slotMinutes: 90, capacity: 2 });
     const at = today() + 2 * DAY + 9 * HOUR; // 540 min: a 90-minute slot start
-    const booked = await book(tenant, at);
+    const booked = await book(before, at);
     expect(booked.body.appointment).toEqual(slotOf(at, 1, 90));
-    await setSchedule(tenant, { slotMinutes: 60, capacity: 2 });
+    const tenant = await rescheduled(before, { slotMinutes: 60, capacity: 2 });
     const remaining = await Promise.all([-1, 0, 1, 2].map(async (h) => (await check(tenant, at + h * HOUR)).body.slot.remaining));
     expect(remaining).toEqual([2, 1, 1, 2]);
     expect((await list(tenant, at - HOUR, 4)).body.slots).toEqual([slotOf(at - HOUR, 2), slotOf(at, 1), slotOf(at + HOUR, 1), slotOf(at + 2 * HOUR, 2)]);

@@ -95,7 +95,11 @@ describe("database unavailable", () => {
   it.each(["D1_ERROR: Network connection lost.", "D1_ERROR: D1 DB is overloaded. Too many requests queued."])(
     "%s → 503 with Retry-After, nothing internal",
     async (message) => {
-      const failing = { prepare: () => ({ bind: () => failing.prepare(), all: reject, raw: reject, first: reject, run: reject }), batch: reject };
+      const failing = {
+        prepare: () => ({ bind: () => failing.prepare(), all: reject, raw: reject, first: reject, run: reject }),
+        batch: reject,
+        withSession: () => ({ ...failing, getBookmark: () => null }),
+      };
       function reject(): Promise<never> {
         return Promise.reject(new Error(message));
       }

@@ -512,11 +512,15 @@ function failingInserts(real: D1Database, pattern: RegExp, message: string): D1D
     all: fail,
     raw: fail,
   };
-  return new Proxy(real, {
-    get(target, property) {
-      if (property === "prepare") return (sql: string) => (pattern.test(sql) ? failing : target.prepare(sql));
-      const value = Reflect.get(target, property, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
+  const client = (target: Pick<D1Database, "prepare" | "batch">) => ({
+    prepare: (sql: string) => (pattern.test(sql) ? failing : target.prepare(sql)),
+    batch: (statements: D1PreparedStatement[]) => target.batch(statements),
   });
+  return {
+    ...client(real),
+    withSession: (start?: string) => {
+      const session = real.withSession(start);
+      return { ...client(session), getBookmark: () => session.getBookmark() };
+    },
+  } as unknown as D1Database;
 }
