@@ -2,6 +2,7 @@
 // child processes against one throwaway local state folder, and talks to the
 // server over plain HTTP. Nothing here imports the worker's own code.
 import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -77,6 +78,20 @@ export function freePort(): Promise<number> {
 }
 
 /** `wrangler dev` in its own process group, with all of its output kept for diagnostics. */
+/**
+ * A project's wrangler.toml (this one by default) with the rate limit set to `limit` and its
+ * relative paths made absolute (a config's paths are relative to its folder).
+ * Derived at run time so that it cannot drift from the real configuration.
+ */
+export function configWithRateLimit(limit: number, root = ROOT): { text: string; original: string } {
+  const original = fs.readFileSync(path.join(root, "wrangler.toml"), "utf8");
+  const text = original
+    .replace(/^(\s*main\s*=\s*)"([^"]+)"/m, (_m, lead: string, file: string) => `${lead}${JSON.stringify(path.resolve(root, file))}`)
+    .replace(/^(\s*migrations_dir\s*=\s*)"([^"]+)"/gm, (_m, lead: string, dir: string) => `${lead}${JSON.stringify(path.resolve(root, dir))}`)
+    .replace(/^(\s*simple\s*=\s*\{\s*limit\s*=\s*)\d+(\s*,\s*period\s*=\s*60\s*\})/m, `$1${limit}$2`);
+  return { text, original };
+}
+
 export class DevServer {
   private log = "";
   private exitCode: number | null | undefined;

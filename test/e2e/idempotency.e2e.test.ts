@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiResponse, admin, applyMigrations, DevServer, freePort, jsonLine, type RequestOptions, ROOT, request, run, type Tenant } from "./harness";
+import { type ApiResponse, admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, type RequestOptions, ROOT, request, run, type Tenant } from "./harness";
 import { OPEN_ALWAYS } from "../schedules";
 import { expectProblem } from "../read-response";
 
@@ -35,20 +35,6 @@ const utcSchedule = (capacity: number) => ({
   weeklyHours: OPEN_ALWAYS,
 });
 
-/**
- * The project's wrangler.toml with the rate limit lowered to `limit` and its
- * relative paths made absolute (a config's paths are relative to its folder).
- * Derived at run time so that it cannot drift from the real configuration.
- */
-function lowLimitConfig(limit: number): { text: string; original: string } {
-  const original = fs.readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
-  const text = original
-    .replace(/^(\s*main\s*=\s*)"([^"]+)"/m, (_m, lead: string, file: string) => `${lead}${JSON.stringify(path.resolve(ROOT, file))}`)
-    .replace(/^(\s*migrations_dir\s*=\s*)"([^"]+)"/gm, (_m, lead: string, dir: string) => `${lead}${JSON.stringify(path.resolve(ROOT, dir))}`)
-    .replace(/^(\s*simple\s*=\s*\{\s*limit\s*=\s*)\d+(\s*,\s*period\s*=\s*60\s*\})/m, `$1${limit}$2`);
-  return { text, original };
-}
-
 const databaseIds = (toml: string) => [...toml.matchAll(/^\s*database_id\s*=\s*"([^"]+)"/gm)].map((m) => m[1]);
 
 let idemDir: string | undefined;
@@ -67,7 +53,7 @@ const createOrg = async (dir: string, name: string) => jsonLine<Tenant>(await ad
 beforeAll(async () => {
   idemDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-idem-"));
   limitDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-ratelimit-"));
-  limitConfig = lowLimitConfig(LIMIT);
+  limitConfig = configWithRateLimit(LIMIT);
   const configFile = path.join(limitDir, "wrangler.ratelimit.toml");
   fs.writeFileSync(configFile, limitConfig.text);
 

@@ -1,0 +1,95 @@
+// Seeds the benchmark's two organisations into a local state folder, through
+// the admin CLI's own code (org, key, schedule) and the same bulk path as
+// `accounts import` (multi-row INSERT … SELECT FROM json_each, in one batch):
+// a heavy org with 100,000 contacts and 20,000 bookings spread over a year,
+// and an empty org with the same schedule.
+import { accounts, contacts, incidents } from "../../drizzle/schema";
+import { connect } from "../../src/cli/connect";
+import { createOrg } from "../../src/cli/orgs-and-keys";
+import { storeSchedule } from "../../src/cli/schedule";
+import { createDb, type Db } from "../../src/db/client";
+import { newId } from "../../src/lib/ids";
+import { candidateSlots } from "../../src/scheduling/slots";
+
+const DAY = 86_400_000;
+const ROWS_PER_STATEMENT = 1_000;
+
+export const BENCH_SCHEDULE = {
+  timeZone: "America/New_York",
+  slotMinutes: 60,
+  capacity: 12,
+  minNoticeMinutes: 60,
+  horizonDays: 365,
+  weeklyHours: Object.fromEntries(
+    (["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const).map((day) => [day, day === "sun" ? [] : [["08:00", "18:00"]]]),
+  ) as Record<"mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun", [string, string][]>,
+};
+/** At most this many seeded bookings per slot, so the benchmark's own bookings still fit (capacity 12). */
+const SEEDED_PER_SLOT = 8;
+
+export interface BenchOrg {
+  orgId: string;
+  apiKey: string;
+  accountId: string;
+}
+
+/** Inserts `rows` (arrays in `columns` order) with one JSON parameter per statement, all in one atomic batch. */
+async function bulkInsert(db: Db, table: string, columns: string[], orgId: string, rows: unknown[][]) {
+  const sql = `INSERT INTO ${table} (org_id, ${columns.join(", ")}) SELECT ?1, ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?2)`;
+  const statements: D1PreparedStatement[] = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    statements.push(db.$client.prepare(sql).bind(orgId, JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT))));
+  }
+  await db.$client.batch(statements);
+}
+
+/** SQL names of a drizzle table's columns. */
+const col = <K extends string>(table: Record<K, { name: string }>, names: K[]) => names.map((name) => table[name].name);
+
+async function newOrg(db: Db, name: string, accountCount: number, now: number): Promise<BenchOrg> {
+  const { orgId, apiKey } = await createOrg(db, name, BENCH_SCHEDULE.timeZone, now);
+  await storeSchedule(db, orgId, BENCH_SCHEDULE);
+  const rows = Array.from({ length: accountCount }, (_, i) => [newId("acct", now), `Account ${i}`, `account ${i}`, now, now]);
+  await bulkInsert(db, "accounts", col(accounts, ["id", "name", "nameLower", "createdAt", "updatedAt"]), orgId, rows);
+  return { orgId, apiKey, accountId: rows[0]![0] as string };
+}
+
+export async function seed(stateDir: string, contactCount: number, bookingCount: number, now = Date.now()) {
+  const { d1, dispose } = await connect({ remote: false, persistTo: stateDir });
+  try {
+    const db = createDb(d1);
+    const heavy = await newOrg(db, "Bench Heavy", 1_000, now);
+    const empty = await newOrg(db, "Bench Empty", 1, now);
+
+    let started = performance.now();
+    const accountIds = (await d1.prepare("SELECT id FROM accounts WHERE org_id = ?").bind(heavy.orgId).raw<[string]>()).map(([id]) => id);
+    const contactRows = Array.from({ length: contactCount }, (_, i) => {
+      // Distinct creation times, one per second back from now, like a CRM filled over a day.
+      const at = now - (contactCount - i) * 1_000;
+      const email = `contact${i}@example.com`;
+      return [newId("ct", at), `First${i}`, `Last${i}`, email, email, `+1 555 ${String(i).padStart(7, "0")}`, accountIds[i % accountIds.length], at, at];
+    });
+    await bulkInsert(db, "contacts", col(contacts, ["id", "firstName", "lastName", "email", "emailLower", "mobilePhone", "accountId", "createdAt", "updatedAt"]), heavy.orgId, contactRows);
+    const contactsSeconds = (performance.now() - started) / 1000;
+
+    started = performance.now();
+    // Bookings over a year, half past and half to come, at random slots of the
+    // opening hours (a deterministic generator: every run seeds the same year).
+    const schedule = { ...BENCH_SCHEDULE, closedDates: [] };
+    const slots = [...candidateSlots(schedule, now - 182 * DAY, now + 183 * DAY)];
+    const perSlot = new Uint8Array(slots.length);
+    const bookingRows: unknown[][] = [];
+    for (let n = 1; bookingRows.length < bookingCount; n++) {
+      const index = (n * 2_654_435_761) % slots.length;
+      if (perSlot[index]! >= SEEDED_PER_SLOT) continue;
+      perSlot[index]!++;
+      const slot = slots[index]!;
+      bookingRows.push([newId("inc", slot.start), `Client ${n}`, "Ants", accountIds[n % accountIds.length], slot.start, slot.end, slot.start]);
+    }
+    await bulkInsert(db, "incidents", col(incidents, ["id", "clientName", "insectName", "accountId", "startsAt", "endsAt", "createdAt"]), heavy.orgId, bookingRows);
+    const bookingsSeconds = (performance.now() - started) / 1000;
+    return { heavy, empty, contacts: contactCount, bookings: bookingRows.length, contactsSeconds, bookingsSeconds };
+  } finally {
+    await dispose();
+  }
+}
