@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiResponse, admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, type RequestOptions, ROOT, request, run, type Tenant } from "./harness";
+import { type ApiResponse, admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, type RequestOptions, request, run, type Tenant } from "./harness";
 import { OPEN_ALWAYS } from "../schedules";
 import { expectProblem } from "../read-response";
 
