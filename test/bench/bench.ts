@@ -6,7 +6,7 @@
 // (req/s, p50, p99, errors) with each endpoint's throughput as a ratio of
 // /health's, and two p50 ratios: a contacts page 90,000 rows deep against
 // page 1, and availability of the 20,000-booking org against the empty one.
-// Writes the same figures to .bench/results.json. `--config` serves another
+// Writes the same figures to .bench/results.json (or --out FILE). `--config` serves another
 // checkout (e.g. a git worktree of an older commit) against the same data.
 // The rate limit is lifted for the run (see below); all else is wrangler.toml.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,6 +26,7 @@ const { values: options } = parseArgs({
     bookings: { type: "string", default: "20000" },
     depth: { type: "string", default: "90000" },
     config: { type: "string" },
+    out: { type: "string", default: path.join(ROOT, ".bench", "results.json") },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -171,7 +172,7 @@ async function main() {
     console.log(`p50 ratio, contacts page ${DEPTH} rows deep / page 1: ${ratios.deepPageVsPage1P50}`);
     console.log(`p50 ratio, available-appointments with 20,000 bookings / empty org: ${ratios.heavyVsEmptyAvailabilityP50}`);
 
-    const output = path.join(ROOT, ".bench", "results.json");
+    const output = path.resolve(options.out);
     mkdirSync(path.dirname(output), { recursive: true });
     const figures = {
       at: new Date().toISOString(),

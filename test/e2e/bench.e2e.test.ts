@@ -1,0 +1,30 @@
+// `npm run bench` is not a test, but it must keep working: a miniature run
+// (small data, 1 s per case) through the real script, checked for every case,
+// zero errors and the two p50 ratios.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect, it } from "vitest";
+import { run } from "./harness";
+
+it("npm run bench runs end to end and writes every figure", { timeout: 180_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-smoke-"));
+  try {
+    const out = path.join(dir, "results.json");
+    const args = ["--seconds", "1", "--connections", "2", "--contacts", "3000", "--bookings", "600", "--depth", "2000", "--out", out];
+    const result = await run("npx", ["tsx", "test/bench/bench.ts", ...args], 170_000);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    const figures = JSON.parse(fs.readFileSync(out, "utf8"));
+    expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
+    expect(Object.keys(figures.results)).toHaveLength(11);
+    for (const [name, r] of Object.entries<{ requests: number; errors: number; non2xx: number }>(figures.results)) {
+      expect(r.requests, name).toBeGreaterThan(0);
+      expect({ name, errors: r.errors, non2xx: r.non2xx }).toEqual({ name, errors: 0, non2xx: 0 });
+    }
+    expect(figures.ratios.deepPageVsPage1P50).toBeGreaterThan(0);
+    expect(figures.ratios.heavyVsEmptyAvailabilityP50).toBeGreaterThan(0);
+    expect(result.stdout).toContain("× /health");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
