@@ -21,13 +21,18 @@ const ERRORS: Record<number, string> = {
 };
 
 const retryAfter = z.string().meta({ description: "Seconds to wait before retrying" });
+const bookmark = z.string().max(128);
+const BOOKMARK_OUT = "The D1 session's position after this request; send it back as X-D1-Bookmark to read at least this far";
 
 function responses(op: Operation): ZodOpenApiResponsesObject {
   const statuses = [401, 429, 500, 503, ...op.errors, ...(op.method === "post" ? [400, 409, 413, 415, 422] : [422])];
   const result: ZodOpenApiResponsesObject = {
     "200": {
       description: "Success",
-      headers: z.object({ "Idempotent-Replayed": z.literal("true").optional().meta({ description: "Present when this response replays an earlier one" }) }),
+      headers: z.object({
+        "Idempotent-Replayed": z.literal("true").optional().meta({ description: "Present when this response replays an earlier one" }),
+        "X-D1-Bookmark": bookmark.optional().meta({ description: BOOKMARK_OUT }),
+      }),
       content: { "application/json": { schema: op.response } },
     },
   };
@@ -56,6 +61,9 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
           ? { "Idempotency-Key": z.string().min(1).max(255).optional().meta({ description: "Replays the first response of an identical request within 24 h" }) }
           : {}),
         "X-Request-Id": z.string().max(128).optional().meta({ description: "Echoed in the response and in error bodies" }),
+        "X-D1-Bookmark": bookmark.optional().meta({
+          description: "A bookmark from an earlier response: this request then reads at least that far (your own writes, on any read replica). One that is not a bookmark sends the request to the primary.",
+        }),
       }),
     },
     ...(op.body ? { requestBody: { required: true, content: { "application/json": { schema: op.body, example: op.example } } } } : {}),
