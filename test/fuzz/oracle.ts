@@ -1,0 +1,131 @@
+// What the contract says about a generated input, worked out independently of
+// the server's code: definitely valid, definitely invalid (and which fields a
+// 422 must name), or not decided by the contract ("unknown", where the test
+// then only checks that an answer is sane).
+export type Verdict = "valid" | "invalid" | "unknown";
+
+export type FieldKind =
+  | { type: "text"; max: number; required?: true }
+  | { type: "email" }
+  | { type: "code" }
+  | { type: "amount" }
+  | { type: "date" }
+  | { type: "dateTime" }
+  | { type: "limit" }
+  | { type: "accountId" };
+
+export interface BodySpec {
+  fields: Record<string, FieldKind>;
+  /** At least one of these must be present (contacts, contract 4.2). */
+  oneOf?: string[];
+}
+
+export interface Named {
+  path: string;
+  code?: string;
+}
+
+export interface BodyVerdict {
+  verdict: Verdict;
+  /** Entries a 422 must hold. */
+  must: Named[];
+  /** The only paths a 422 may name (a path's first segment). */
+  may: Set<string>;
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+const PLAIN_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+const realDate = (y: number, m: number, d: number) => m >= 1 && m <= 12 && d >= 1 && d <= (m === 2 && leap(y) ? 29 : DAYS[m - 1]!);
+
+/** Contract section 1: `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`, a real calendar date and clock time. */
+export function dateTimeVerdict(text: string): Verdict {
+  const m = RFC3339.exec(text.trim());
+  if (!m) return "invalid";
+  const [, y, mo, d, h, mi, s = "0", fraction = "", oh = "0", om = "0"] = m;
+  // Year 0000, a leap second and fractions past nanoseconds: RFC 3339 allows them, the contract does not decide.
+  if (Number(y) === 0 || Number(s) === 60 || fraction.length > 9) return "unknown";
+  const real = realDate(Number(y), Number(mo), Number(d)) && Number(h) <= 23 && Number(mi) <= 59 && Number(s) <= 59;
+  return real && Number(oh) <= 23 && Number(om) <= 59 ? "valid" : "invalid";
+}
+
+function dateOrDateTimeVerdict(text: string): Verdict {
+  const m = PLAIN_DATE.exec(text.trim());
+  if (!m) return dateTimeVerdict(text);
+  if (Number(m[1]) === 0) return "unknown";
+  return realDate(Number(m[1]), Number(m[2]), Number(m[3])) ? "valid" : "invalid";
+}
+
+function emailVerdict(email: string): Verdict {
+  if (/\s/.test(email) || email.split("@").length !== 2) return "invalid";
+  return /^[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/.test(email) ? "valid" : "unknown";
+}
+
+const isClean = (s: string) => s.isWellFormed() && !s.includes("\u0000");
+const isRequired = (kind: FieldKind) => kind.type === "dateTime" || (kind.type === "text" && kind.required === true);
+
+/** Explicit null, absence and (for strings) "" after trimming all mean "absent" (contract section 3). */
+export const isAbsent = (value: unknown) => value === undefined || value === null || (typeof value === "string" && value.trim() === "");
+
+export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
+  if (value === undefined || value === null) return isRequired(kind) ? "invalid" : "valid";
+  switch (kind.type) {
+    case "text":
+    case "email":
+    case "accountId": {
+      if (typeof value !== "string" || !isClean(value)) return "invalid";
+      const text = value.trim();
+      const max = kind.type === "email" ? 320 : kind.type === "accountId" ? 200 : kind.max;
+      if (text.length > max) return "invalid";
+      if (text === "") return isRequired(kind) ? "invalid" : "valid";
+      return kind.type === "email" ? emailVerdict(text) : "valid";
+    }
+    case "code":
+      return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 2147483647 ? "valid" : "invalid";
+    case "amount":
+      // JSON can carry 1e999, which parses to Infinity: the contract asks for a finite number.
+      return typeof value === "number" && Number.isFinite(value) && value >= 0 ? "valid" : "invalid";
+    case "limit":
+      return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 100 ? "valid" : "invalid";
+    case "date":
+      if (typeof value !== "string") return "invalid";
+      return value.trim() === "" ? "valid" : dateOrDateTimeVerdict(value);
+    case "dateTime":
+      return typeof value === "string" ? dateTimeVerdict(value) : "invalid";
+  }
+}
+
+/** The verdict on a JSON object body against an operation's fields. */
+export function bodyVerdict(spec: BodySpec, body: Record<string, unknown>): BodyVerdict {
+  const must: Named[] = [];
+  const may = new Set<string>(Object.keys(body));
+  let invalid = false;
+  let unknown = false;
+  for (const key of Object.keys(body)) {
+    if (!Object.hasOwn(spec.fields, key)) {
+      must.push({ path: key, code: "unknown_field" });
+      invalid = true;
+    }
+  }
+  for (const [name, kind] of Object.entries(spec.fields)) {
+    const value = Object.hasOwn(body, name) ? body[name] : undefined;
+    const verdict = fieldVerdict(kind, value);
+    if (verdict === "invalid") {
+      must.push({ path: name });
+      may.add(name);
+      invalid = true;
+    } else if (verdict === "unknown") unknown = true;
+  }
+  if (spec.oneOf) {
+    may.add("");
+    if (!invalid && !unknown && spec.oneOf.every((field) => isAbsent(body[field]))) {
+      must.push({ path: "", code: "required_one_of" });
+      invalid = true;
+    }
+  }
+  return { verdict: invalid ? "invalid" : unknown ? "unknown" : "valid", must, may };
+}
+
+/** Contract 7: an Idempotency-Key is 1–255 printable ASCII characters. */
+export const isValidIdempotencyKey = (key: string) => /^[\x20-\x7e]{1,255}$/.test(key);
