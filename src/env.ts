@@ -1,4 +1,5 @@
 import type { Db } from "./db/client";
+import type { HeldKey } from "./db/idempotency";
 import type { Schedule } from "./scheduling/schedule";
 
 /** The authenticated org, as the auth middleware read it. */
@@ -24,6 +25,8 @@ export interface Variables {
   db: Db;
   /** The raw JSON body as received (set by the body guard), hashed only for Idempotency-Key matching. */
   rawBody: Uint8Array;
+  /** The Idempotency-Key this request holds, if it sent one (set by the idempotency middleware). */
+  heldKey?: HeldKey;
   /** An unexpected error, kept for the request log (never sent to the client). */
   error: Error;
 }

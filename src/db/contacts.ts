@@ -1,45 +1,30 @@
-import { and, eq, getTableColumns, gte, type SQL, sql } from "drizzle-orm";
-import { accounts, contacts } from "../../drizzle/schema";
+import { and, eq, gte, type SQL, sql } from "drizzle-orm";
+import { contacts } from "../../drizzle/schema";
 import type { CursorPosition } from "../http/cursor";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import type { ContactFilters, NewContact } from "../schemas/contacts";
-import type { Db } from "./client";
+import { type Db, inColumnOrder, insertStatement } from "./client";
+import { type HeldKey, storedWithWrite } from "./idempotency";
 
 type ContactRow = typeof contacts.$inferSelect;
 
 /**
- * Stores a contact; null when `accountId` names no account of this org. The
- * account check and the insert are one conditional statement, so a contact can
- * never be linked to another org's account, and nothing is written on failure.
+ * Stores a contact and returns its JSON; null when `accountId` names no
+ * account of this org. The account check and the insert are one conditional
+ * statement, so a contact can never be linked to another org's account, and
+ * nothing is written on failure. With a held Idempotency-Key, the JSON is
+ * recorded in the same batch, only if the contact was stored.
  */
-export async function createContact(db: Db, orgId: string, contact: NewContact, now: number) {
-  const columns = Object.entries(getTableColumns(contacts));
-  const values: ContactRow = {
-    ...contact,
-    id: newId("ct", now),
-    orgId,
-    emailLower: contact.email?.toLowerCase() ?? null,
-    createdAt: now,
-    updatedAt: now,
-  };
-  // Keys in column order, so a created contact reads exactly like a listed one.
-  const row = Object.fromEntries(columns.map(([key]) => [key, values[key as keyof ContactRow]])) as ContactRow;
-  if (contact.accountId === null) {
-    await db.insert(contacts).values(row);
-    return contactView(row);
-  }
-  const result = await db.run(sql`
-    INSERT INTO ${contacts} (${sql.join(
-      columns.map(([, column]) => sql.identifier(column.name)),
-      sql`, `,
-    )})
-    SELECT ${sql.join(
-      columns.map(([key]) => sql`${row[key as keyof ContactRow]}`),
-      sql`, `,
-    )}
-    WHERE EXISTS (SELECT 1 FROM ${accounts} WHERE ${accounts.orgId} = ${orgId} AND ${accounts.id} = ${contact.accountId})`);
-  return result.meta.changes === 1 ? contactView(row) : null;
+export async function createContact(db: Db, orgId: string, contact: NewContact, now: number, held?: HeldKey): Promise<string | null> {
+  const row = inColumnOrder(contacts, { ...contact, id: newId("ct", now), orgId, emailLower: contact.email?.toLowerCase() ?? null, createdAt: now, updatedAt: now });
+  const body = JSON.stringify(contactView(row));
+  const d1 = db.$client;
+  const accountExists = { sql: "? IS NULL OR EXISTS (SELECT 1 FROM accounts WHERE org_id = ? AND id = ?)", params: [contact.accountId ?? null, orgId, contact.accountId ?? null] };
+  const [insert] = await d1.batch([insertStatement(d1, contacts, row, accountExists), ...(held ? [storedWithWrite(d1, held, "contacts", row.id, body)] : [])]);
+  if (insert?.meta.changes !== 1) return null;
+  if (held) held.stored = true;
+  return body;
 }
 
 /** One page in (createdAt, id) order, read by keyset from an index that leads with org_id. */

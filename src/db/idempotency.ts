@@ -1,6 +1,6 @@
 import { and, eq, isNull, lt } from "drizzle-orm";
 import { idempotencyKeys } from "../../drizzle/schema";
-import type { Db } from "./client";
+import type { D1Client, Db } from "./client";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const ABANDONED_CLAIM_MS = 60_000;
@@ -28,6 +28,41 @@ export async function claimKey(db: Db, orgId: string, key: string, requestHash: 
     .where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key)));
   // Gone between the two statements (purged or released): report it as running, the client retries.
   return { claimed: false as const, record };
+}
+
+/**
+ * A key this request holds. `stored` turns true once a write has stored its
+ * response in its own batch (storedWithWrite): then the middleware has
+ * nothing left to store, and no takeover of a lapsed claim can repeat a
+ * committed write — a claim still without an outcome wrote nothing.
+ */
+export interface HeldKey {
+  orgId: string;
+  key: string;
+  claimedAt: number;
+  stored: boolean;
+}
+
+/** A piece of the stored body that only SQL knows: `text` is replaced by the value of `sql` (with `params`). */
+export interface Fill {
+  text: string;
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The statement, for a write's own batch, that stores the write's 200 JSON
+ * response for `held` if and only if row `id` of `table` now exists: the
+ * write and the record of its outcome commit together or not at all.
+ */
+export function storedWithWrite(d1: D1Client, held: HeldKey, table: "leads" | "contacts" | "incidents", id: string, body: string, fills: Fill[] = []) {
+  const bodySql = fills.reduce((expression, fill) => `replace(${expression}, ?, ${fill.sql})`, "?");
+  return d1
+    .prepare(
+      `UPDATE idempotency_keys SET status = 200, content_type = 'application/json', body = ${bodySql}
+       WHERE org_id = ? AND key = ? AND claimed_at = ? AND status IS NULL AND EXISTS (SELECT 1 FROM ${table} WHERE org_id = ? AND id = ?)`,
+    )
+    .bind(body, ...fills.flatMap((fill) => [fill.text, ...fill.params]), held.orgId, held.key, held.claimedAt, held.orgId, id);
 }
 
 const heldBy = (orgId: string, key: string, claimedAt: number) =>

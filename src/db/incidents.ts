@@ -4,6 +4,7 @@ import type { Org } from "../env";
 import { newId } from "../lib/ids";
 import type { Booking, SlotTimes } from "../scheduling/slots";
 import type { Db } from "./client";
+import { type HeldKey, storedWithWrite } from "./idempotency";
 
 /**
  * Bookings overlapping any of `ranges`, sorted by start, in one round trip.
@@ -50,21 +51,48 @@ export interface NewIncident {
   insectName: string;
 }
 
-/** Books `slot` for a new incident; `booked: false` when the slot was full. One round trip. */
-export async function bookSlot(db: Db, org: Org, incident: NewIncident, slot: SlotTimes, now: number) {
+export interface Booked {
+  id: string;
+  accountId: string | null;
+  /** Places left in the slot after this booking. */
+  remaining: number;
+}
+
+// Placeholders of the recorded response, filled in by SQL (see bookSlot). The
+// texts are JSON structure ("key":value), which no string value can contain
+// unescaped, so a replace never touches a client-supplied value.
+const ACCOUNT_TEXT = `"accountId":${JSON.stringify("\u0000")}`;
+const REMAINING_TEXT = `"remaining":-1`;
+
+/**
+ * Books `slot` for a new incident, in one round trip; the response is
+ * `respond(booking)` as JSON, or null when the slot was full. With a held
+ * Idempotency-Key the same JSON is recorded in the same batch: SQL fills in
+ * the linked account and the places left, which only the batch knows.
+ */
+export async function bookSlot(db: Db, org: Org, incident: NewIncident, slot: SlotTimes, now: number, respond: (booked: Booked) => unknown, held?: HeldKey) {
   const id = newId("inc", now);
+  const { capacity } = org.schedule;
   const d1 = db.$client;
+  const record = held && [
+    storedWithWrite(d1, held, "incidents", id, JSON.stringify(respond({ id, accountId: "\u0000", remaining: -1 })), [
+      { text: ACCOUNT_TEXT, sql: `'"accountId":' || coalesce((SELECT json_quote(account_id) FROM incidents WHERE id = ?), 'null')`, params: [id] },
+      {
+        text: REMAINING_TEXT,
+        sql: `'"remaining":' || (SELECT CAST(max(0, ? - count(*)) AS INTEGER) FROM incidents WHERE org_id = ? AND starts_at > ? - ? AND starts_at < ? AND ends_at > ?)`,
+        params: [capacity, org.id, slot.start, org.maxBookingMs, slot.end, slot.start],
+      },
+    ]),
+  ];
   const [insert, count] = await d1.batch<{ accountId?: string | null; holding?: number }>([
     d1
       .prepare(BOOK)
-      .bind(id, org.id, incident.clientName, incident.insectName, incident.clientName.toLowerCase(), slot.start, slot.end, now, org.maxBookingMs, org.schedule.capacity),
+      .bind(id, org.id, incident.clientName, incident.insectName, incident.clientName.toLowerCase(), slot.start, slot.end, now, org.maxBookingMs, capacity),
     d1.prepare(HOLDING).bind(org.id, slot.start, slot.end, org.maxBookingMs),
+    ...(record ?? []),
   ]);
   const row = insert?.results[0];
-  return {
-    booked: row !== undefined,
-    id,
-    accountId: row?.accountId ?? null,
-    holding: count?.results[0]?.holding ?? 0,
-  };
+  if (row === undefined) return null;
+  if (held) held.stored = true;
+  return JSON.stringify(respond({ id, accountId: row.accountId ?? null, remaining: Math.max(0, capacity - (count?.results[0]?.holding ?? 0)) }));
 }

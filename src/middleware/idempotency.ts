@@ -1,9 +1,12 @@
 // Idempotency-Key (contract 7, after Stripe and the IETF draft). Runs after
 // body validation, so invalid requests are never recorded; records only the
 // outcomes of the operation itself (2xx and 409 slot_unavailable) and
-// releases the key otherwise, so that a retry runs afresh.
+// releases the key otherwise, so that a retry runs afresh. A write records
+// its response in the write's own batch (storedWithWrite): a write is never
+// committed without its outcome, so a retry can never repeat it. Outcomes
+// without a write (reads, refusals) are stored here, afterwards.
 import { createMiddleware } from "hono/factory";
-import { claimKey, releaseKey, storeOutcome } from "../db/idempotency";
+import { claimKey, type HeldKey, releaseKey, storeOutcome } from "../db/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError, validationFailed } from "../http/problem";
 import { sha256Hex } from "../lib/hash";
@@ -35,7 +38,11 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
     return c.body(record.body ?? "", record.status as 200, { "Content-Type": record.contentType ?? "application/json", "Idempotent-Replayed": "true" });
   }
 
+  const held: HeldKey = { orgId, key, claimedAt: now, stored: false };
+  c.set("heldKey", held);
   await next();
+  // A write stored its response in its own batch: nothing is left to do.
+  if (held.stored) return;
   const { status } = c.res;
   // c.error is what the operation threw, already rendered by onError.
   const isOutcome = (status >= 200 && status < 300) || (c.error instanceof ApiError && c.error.code === "slot_unavailable");

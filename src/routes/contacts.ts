@@ -12,11 +12,11 @@ import { rateLimit } from "../middleware/rate-limit";
 
 export const contacts = new Hono<AppEnv>()
   .post("/", rateLimit, jsonBody, validate("json", createContactBody), idempotency, async (c) => {
-    const contact = await createContact(c.var.db, c.var.orgId, c.req.valid("json"), Date.now());
-    if (!contact) {
+    const contact = await createContact(c.var.db, c.var.orgId, c.req.valid("json"), Date.now(), c.var.heldKey);
+    if (contact === null) {
       throw validationFailed([{ path: "accountId", code: "account_not_found", message: "no account with this id" }]);
     }
-    return c.json(contact, 200);
+    return c.body(contact, 200, { "Content-Type": "application/json" });
   })
   .get("/", rateLimit, validate("query", listContactsQuery), async (c) => {
     const { limit, cursor, ...filters } = c.req.valid("query");

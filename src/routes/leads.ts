@@ -10,7 +10,7 @@ import { rateLimit } from "../middleware/rate-limit";
 
 export const leads = new Hono<AppEnv>()
   .post("/", rateLimit, jsonBody, validate("json", createLeadBody), idempotency, async (c) => {
-    const lead = await createLead(c.var.db, c.var.orgId, c.req.valid("json"), Date.now());
-    return c.json(lead, 200);
+    const lead = await createLead(c.var.db, c.var.orgId, c.req.valid("json"), Date.now(), c.var.heldKey);
+    return c.body(lead, 200, { "Content-Type": "application/json" });
   })
   .all("/", methodNotAllowed("POST"));

@@ -22,12 +22,17 @@ let cursor: string;
 // A whole UTC hour two days ahead: open, far from notice and horizon edges.
 const slot = new Date(Math.floor(Date.now() / DAY) * DAY + 2 * DAY + 15 * 3_600_000).toISOString();
 
-async function send(recorder: Recorder, path: string, body?: unknown, apiKey = tenant.apiKey) {
+async function send(recorder: Recorder, path: string, body?: unknown, apiKey = tenant.apiKey, idempotencyKey?: string) {
   const ctx = createExecutionContext();
   const response = await app.fetch(
     new Request(`https://api.test${path}`, {
       method: body === undefined ? "GET" : "POST",
-      headers: { "X-API-KEY": apiKey, "X-ORG-ID": tenant.orgId, "Content-Type": "application/json" },
+      headers: {
+        "X-API-KEY": apiKey,
+        "X-ORG-ID": tenant.orgId,
+        "Content-Type": "application/json",
+        ...(idempotencyKey ? { "Idempotency-Key": idempotencyKey } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     }),
     { ...env, DB: recorder.db },
@@ -96,6 +101,21 @@ describe("D1 budget per request", () => {
       const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
       expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
     }
+  });
+
+  it.each([
+    ["create a lead", "/api/v1/leads", { firstName: "Idem" }],
+    ["create a contact", "/api/v1/contacts", { firstName: "Idem" }],
+    ["book an incident", "/api/v1/ai-agent/create-incident", { dateTime: slot, clientName: "Idem", insectName: "Ants" }],
+  ] as const)("%s with an Idempotency-Key: 2 round trips warm (the claim; the write with its recorded outcome), 1 to replay", async (_name, path, body) => {
+    const key = crypto.randomUUID();
+    const first = recordingD1(env.DB);
+    expect((await send(first, path, body, tenant.apiKey, key)).status).toBe(200);
+    expect(first.roundTrips.length, JSON.stringify(first.roundTrips)).toBe(2);
+    const replay = recordingD1(env.DB);
+    const replayed = await send(replay, path, body, tenant.apiKey, key);
+    expect(replayed.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(replay.roundTrips.length, JSON.stringify(replay.roundTrips)).toBeLessThanOrEqual(2);
   });
 
   it("the plan check can fail: an unindexed filter is a SCAN", async () => {

@@ -433,6 +433,27 @@ describe("which outcomes are stored", () => {
   });
 });
 
+describe("a write and the record of its outcome commit together", () => {
+  it.each([
+    ["lead", LEADS, "leads", () => ({ firstName: "Ann" })],
+    ["contact", CONTACTS, "contacts", () => ({ firstName: "Ann" })],
+    ["incident", CREATE, "incidents", () => ({ dateTime: slotAt(), clientName: "Ann", insectName: "Ants" })],
+  ] as const)("%s: when recording the outcome fails, nothing is written, and the retry writes once", async (_name, path, table, body) => {
+    const tenant = await tenantWithSchedule(3);
+    const request = body();
+    const failing = failingInserts(env.DB, /^\s*update idempotency_keys/i, "D1_ERROR: Network connection lost.");
+    expectProblem(await postWith({ DB: failing }, tenant, path, request, { key: "K" }), 503, "unavailable");
+    // Before, the write committed and a retry after the claim lapsed wrote it a second time.
+    expect(await count(table, tenant)).toBe(0);
+    expect(await keyRows(tenant, "K")).toEqual([]);
+    const retry = await post(tenant, path, request, { key: "K" });
+    expectFresh(retry);
+    expect(await count(table, tenant)).toBe(1);
+    expectReplayOf(await post(tenant, path, request, { key: "K" }), retry);
+    expect(await count(table, tenant)).toBe(1);
+  });
+});
+
 describe("keys of different orgs", () => {
   it("never collide: the same key and body in two orgs run twice, each replayed within its own org", async () => {
     const a = await newTenant("Org A");
@@ -514,7 +535,8 @@ function failingInserts(real: D1Database, pattern: RegExp, message: string): D1D
   };
   const client = (target: Pick<D1Database, "prepare" | "batch">) => ({
     prepare: (sql: string) => (pattern.test(sql) ? failing : target.prepare(sql)),
-    batch: (statements: D1PreparedStatement[]) => target.batch(statements),
+    // A batch is atomic: one failing statement fails it whole.
+    batch: (statements: D1PreparedStatement[]) => (statements.some((statement) => statement === (failing as unknown)) ? fail() : target.batch(statements)),
   });
   return {
     ...client(real),

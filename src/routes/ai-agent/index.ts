@@ -2,14 +2,14 @@
 // while a customer waits. Every answer is computed from the org's schedule and
 // the bookings of the scanned window, at the request's `now`.
 import { Hono } from "hono";
-import { bookSlot } from "../../db/incidents";
+import { type Booked, bookSlot } from "../../db/incidents";
 import type { AppEnv } from "../../env";
 import { jsonBody } from "../../http/body";
 import { methodNotAllowed } from "../../http/method-not-allowed";
 import { ApiError } from "../../http/problem";
 import { validate } from "../../http/validate";
 import { toIso } from "../../lib/datetime";
-import { assessSlot, type Reason, remainingCounter, slotView } from "../../scheduling/slots";
+import { assessSlot, type Reason, remainingCounter, type SlotTimes, slotView } from "../../scheduling/slots";
 import { availableAppointmentsBody, bookingCheckBody, createIncidentBody } from "../../schemas/ai-agent";
 import { scanBookable } from "./scan";
 import { idempotency } from "../../middleware/idempotency";
@@ -49,25 +49,24 @@ export const aiAgent = new Hono<AppEnv>()
     const { org } = c.var;
     const now = Date.now();
     const { slot, reason } = assessSlot(org.schedule, now, dateTime);
-    const booking = reason === null && slot ? await bookSlot(c.var.db, org, { clientName, insectName }, slot, now) : null;
-    if (!booking?.booked || !slot) {
+    // The JSON of a booking of `slot`, rendered by bookSlot once it knows the account and the places left.
+    const respond = (bookedSlot: SlotTimes) => (booked: Booked) => ({
+      id: booked.id,
+      dateTime: toIso(dateTime),
+      clientName,
+      insectName,
+      accountId: booked.accountId,
+      appointment: slotView({ ...bookedSlot, remaining: booked.remaining }, org.schedule.timeZone),
+      createdAt: toIso(now),
+    });
+    const booking = reason === null && slot ? await bookSlot(c.var.db, org, { clientName, insectName }, slot, now, respond(slot), c.var.heldKey) : null;
+    if (booking === null) {
       const { slots } = await scanBookable(c.var.db, org, now, dateTime + 1, ALTERNATIVES);
       throw new ApiError(409, "slot_unavailable", "The slot at dateTime cannot be booked; see reason and alternatives", {
         members: { reason: reason ?? "fully_booked", alternatives: slots.map((s) => slotView(s, org.schedule.timeZone)) },
       });
     }
-    return c.json(
-      {
-        id: booking.id,
-        dateTime: toIso(dateTime),
-        clientName,
-        insectName,
-        accountId: booking.accountId,
-        appointment: slotView({ ...slot, remaining: Math.max(0, org.schedule.capacity - booking.holding) }, org.schedule.timeZone),
-        createdAt: toIso(now),
-      },
-      200,
-    );
+    return c.body(booking, 200, { "Content-Type": "application/json" });
   })
   .all("/available-appointments", methodNotAllowed("POST"))
   .all("/is-booking-available", methodNotAllowed("POST"))
