@@ -1,6 +1,6 @@
 // Reads a POST body the way contract section 3 orders the checks: media type
-// (415), size (413), JSON syntax (400). The parsed object is handed to the
-// validator through Hono's body cache, so the body is read only once.
+// (415), size (413), JSON syntax (400). The text is handed to the validator
+// through Hono's body cache, so the body is read only once.
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "./problem";
@@ -15,22 +15,26 @@ export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next
     throw new ApiError(415, "unsupported_media_type", "Send the body as application/json");
   }
   const bytes = await readCapped(c.req.raw, MAX_BODY_BYTES);
+  let text: string;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    parsed = JSON.parse(text);
   } catch {
     throw new ApiError(400, "malformed_json", "The body is not valid UTF-8 JSON");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new ApiError(400, "malformed_json", "The body must be a JSON object");
   }
-  c.req.bodyCache.json = Promise.resolve(parsed);
+  // Hono's c.req.json() parses the cached text (a cached object would go
+  // through JSON.stringify first, turning 1e999's Infinity into a silent null).
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
   c.set("rawBody", bytes);
   await next();
 });
 
 /** The body's bytes, refusing (413) as soon as more than `limit` arrive, whatever Content-Length claims. */
-async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
+export async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
   const tooLarge = () => new ApiError(413, "payload_too_large", `The body must be at most ${limit} bytes`);
   if (Number(request.headers.get("Content-Length") ?? 0) > limit) throw tooLarge();
   if (!request.body) return new Uint8Array();

@@ -29,8 +29,11 @@ export const database = createMiddleware<AppEnv>(async function database(c, next
   try {
     await next();
   } finally {
-    // A handler whose queries ran in sessions of their own (MCP's tool calls) has set it already.
+    // Only authenticated callers get one: on a 401 its presence would tell a
+    // key that needed a lookup from one the isolate knows (contract 2: one
+    // uniform 401). A handler whose queries ran in sessions of their own
+    // (MCP's tool calls) has set it already.
     const bookmark = session.getBookmark() ?? (sent && BOOKMARK_PATTERN.test(sent) ? sent : null);
-    if (bookmark !== null && !c.res.headers.has(BOOKMARK_HEADER)) c.res.headers.set(BOOKMARK_HEADER, bookmark);
+    if (c.var.orgId !== undefined && bookmark !== null && !c.res.headers.has(BOOKMARK_HEADER)) c.res.headers.set(BOOKMARK_HEADER, bookmark);
   }
 });

@@ -9,6 +9,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Bindings } from "../env";
+import { readCapped } from "../http/body";
 import { BOOKMARK_HEADER } from "../middleware/database";
 import { rateLimit } from "../middleware/rate-limit";
 import { OPERATIONS, type Operation } from "../openapi/operations";
@@ -31,7 +32,35 @@ const TOOLS = OPERATIONS.map((op) => ({
   outputSchema: jsonSchema(op.response, "output"),
 }));
 
+// The SDK transport's own limit, which reading the body here must keep; each
+// tool call's body is then held to the API's 64 KiB by its route.
+const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
 const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
+
+/**
+ * An argument as URL text, whatever JSON the client sent: objects as JSON
+ * (the route then refuses them), lone surrogates as U+FFFD (a URL cannot
+ * carry them), so that building the request never throws.
+ */
+function queryText(value: unknown): string {
+  const text = typeof value === "object" && value !== null ? JSON.stringify(value) : String(value);
+  return text.replace(/\p{Surrogate}/gu, "\uFFFD");
+}
+
+/**
+ * Tool arguments by JSON-RPC id, exactly as parsed from the body: the SDK's
+ * own parsing drops a member named "__proto__", which the operation's route
+ * must see to refuse it (unknown_field), as it does over HTTP.
+ */
+function sentArguments(body: unknown): Map<unknown, Record<string, unknown>> {
+  const sent = new Map<unknown, Record<string, unknown>>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const args = message?.params?.arguments;
+    if (message?.method === "tools/call" && typeof args === "object" && args !== null && !Array.isArray(args)) sent.set(message.id, args);
+  }
+  return sent;
+}
 
 /** The HTTP request that performs `op` with `args`, as the MCP caller. */
 function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string, unknown>, bookmark: string | undefined): Request {
@@ -41,13 +70,13 @@ function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string
   if (op.method === "post") {
     headers.set("Content-Type", "application/json");
     const key = c.req.header("Idempotency-Key");
-    if (key) headers.set("Idempotency-Key", key);
+    if (key !== undefined) headers.set("Idempotency-Key", key);
     return new Request(url, { method: "POST", headers, body: JSON.stringify(args) });
   }
   for (const [name, value] of Object.entries(args)) {
     // Path parameters fill the template; anything else is a query parameter, validated by the route.
-    if (op.path.includes(`{${name}}`)) url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(String(value)));
-    else if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+    if (op.path.includes(`{${name}}`)) url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(queryText(value)));
+    else if (value !== undefined && value !== null) url.searchParams.set(name, queryText(value));
   }
   return new Request(url, { method: "GET", headers });
 }
@@ -59,10 +88,23 @@ export function mcpRoutes(fetchApp: FetchApp) {
     let bookmark = c.req.header(BOOKMARK_HEADER);
     const server = new Server({ name: "field-service-api", version: "1.0.0" }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
-    server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+    let body: unknown;
+    let request = c.req.raw;
+    if (c.req.method === "POST") {
+      const text = new TextDecoder().decode(await readCapped(c.req.raw, MCP_MAX_BODY_BYTES));
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // Not JSON: the transport reads the text again and answers with its parse error.
+        request = new Request(c.req.raw, { body: text });
+      }
+    }
+    const sent = sentArguments(body);
+    server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
       const op = OPERATIONS.find((o) => o.tool === params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-      const response = await fetchApp(operationRequest(c, op, params.arguments ?? {}, bookmark), { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
+      const args = sent.get(extra.requestId) ?? params.arguments ?? {};
+      const response = await fetchApp(operationRequest(c, op, args, bookmark), { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
       bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
       const text = await response.text();
       // A failure is a tool result carrying the problem document, not a protocol error.
@@ -71,7 +113,7 @@ export function mcpRoutes(fetchApp: FetchApp) {
     });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
-    const response = await transport.handleRequest(c.req.raw);
+    const response = await transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
     if (bookmark) response.headers.set(BOOKMARK_HEADER, bookmark);
     return response;
   });

@@ -199,6 +199,7 @@ const isJson = (contentType: string | null) => CONTENT_TYPES.find(([type]) => ty
 const RAW_BODIES: (string | number[])[] = [
   "", "null", "[]", "[{}]", "1", '"x"', "true", "{", "{}}", "{'a':1}", '{"a":1,}', "\uFEFF{}", '{"a":1}garbage', "NaN", '{"x":NaN}',
   '{"firstName":"\\ud800"}', '{"firstName":"a\\u0000b"}', " {} ", "{}\u0000",
+  '{"estimatedValue":1e999}', '{"rating":1e999}', '{"limit":-1e999}',
   `{"firstName":"a","firstName":{}}`, "[".repeat(3000), `{"a":${"[".repeat(3000)}${"]".repeat(3000)}}`, `{"__proto__":{"orgId":"org_x"}}`,
   [0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d], [0xef, 0xbb, 0xbf, 0x7b, 0x7d], [0xfe, 0xff, 0x00, 0x7b, 0x00, 0x7d], [0x7b, 0x22, 0xc0, 0x80, 0x22, 0x3a, 0x31, 0x7d],
   [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d],

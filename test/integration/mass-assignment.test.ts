@@ -120,8 +120,7 @@ beforeAll(async () => {
 
 const headers = (key?: string) => ({ ...credentialsOf(attacker), ...(key ? { "Idempotency-Key": key } : {}) });
 
-// The SDK's request parsing drops an argument named "__proto__" before the tool runs (reported with issue 6).
-const TOOL_FIELDS = INJECTED.filter((field) => field !== "__proto__");
+const TOOL_FIELDS = INJECTED;
 const QUERY_FIELDS = ["orgId", "org_id", "id", "createdAt", "keyHash", "apiKey", "status", "email_lower", "X-ORG-ID"];
 
 const sizes = OPERATIONS.map((op) => INJECTED.filter((field) => !op.allowed.includes(field)).length);
