@@ -137,8 +137,10 @@ export const incidents = sqliteTable(
     endsAt: integer("ends_at").notNull(),
     createdAt: integer("created_at").notNull(),
   },
-  // Availability reads bookings by time window: org first, then start.
-  (t) => [index("incidents_org_starts").on(t.orgId, t.startsAt)],
+  // Availability reads bookings by time window: org first, then start; with
+  // the end too, the index alone answers (covering) and its order is the
+  // order of the (start, end) groups, so no temporary b-tree is built.
+  (t) => [index("incidents_org_starts_ends").on(t.orgId, t.startsAt, t.endsAt)],
 );
 
 /**

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, lt } from "drizzle-orm";
+import { and, count, eq, gt, lt } from "drizzle-orm";
 import { incidents } from "../../drizzle/schema";
 import type { Org } from "../env";
 import { newId } from "../lib/ids";
@@ -7,14 +7,16 @@ import type { Db } from "./client";
 import { type HeldKey, storedWithWrite } from "./idempotency";
 
 /**
- * Bookings overlapping any of `ranges`, sorted by start, in one round trip.
- * Each range is read from the (org_id, starts_at) index: a booking overlapping
- * [start, end) starts in (start - maxBookingMs, end).
+ * Bookings overlapping any of `ranges`, sorted by start, in one round trip,
+ * as one entry per distinct (start, end) with its count: a full slot comes
+ * back as one row, not one per booking. Each range is read from the
+ * (org_id, starts_at) index: a booking overlapping [start, end) starts in
+ * (start - maxBookingMs, end).
  */
 export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[]): Promise<Booking[]> {
   const [first, ...rest] = ranges.map((range) =>
     db
-      .select({ id: incidents.id, startsAt: incidents.startsAt, endsAt: incidents.endsAt })
+      .select({ startsAt: incidents.startsAt, endsAt: incidents.endsAt, count: count() })
       .from(incidents)
       .where(
         and(
@@ -24,12 +26,15 @@ export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[])
           gt(incidents.endsAt, range.start),
         ),
       )
-      .orderBy(asc(incidents.startsAt)),
+      // In the index's order already; sorted below after merging the ranges.
+      .groupBy(incidents.startsAt, incidents.endsAt),
   );
   if (!first) return [];
   const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
-  const byId = new Map(results.flat().map((booking) => [booking.id, booking]));
-  return [...byId.values()].sort((a, b) => a.startsAt - b.startsAt);
+  // A group matches a range whole or not at all (the condition is on its two
+  // times only), so ranges that overlap return identical groups.
+  const byTimes = new Map(results.flat().map((group) => [`${group.startsAt}/${group.endsAt}`, group]));
+  return [...byTimes.values()].sort((a, b) => a.startsAt - b.startsAt);
 }
 
 // One statement decides and writes: the row is inserted only while fewer than

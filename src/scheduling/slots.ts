@@ -17,6 +17,8 @@ export interface Slot extends SlotTimes {
 export interface Booking {
   startsAt: number;
   endsAt: number;
+  /** How many bookings have exactly these times (1 when absent). */
+  count?: number;
 }
 
 export type Reason = "in_the_past" | "beyond_horizon" | "closed" | "not_a_slot_start" | "too_soon" | "fully_booked";
@@ -99,7 +101,7 @@ export function remainingCounter(bookings: Booking[], capacity: number, maxBooki
     while (low < bookings.length && bookings[low]!.startsAt <= slot.start - maxBookingMs) low++;
     while (high < bookings.length && bookings[high]!.startsAt < slot.end) high++;
     let holding = 0;
-    for (let i = low; i < high; i++) if (bookings[i]!.endsAt > slot.start) holding++;
+    for (let i = low; i < high; i++) if (bookings[i]!.endsAt > slot.start) holding += bookings[i]!.count ?? 1;
     return Math.max(0, capacity - holding);
   };
 }
