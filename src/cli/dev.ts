@@ -3,7 +3,7 @@
 import { spawnSync } from "node:child_process";
 
 const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: process.env.CI ?? "true" };
-const step = (args) => {
+const step = (args: string[]) => {
   const { status } = spawnSync("npx", args, { stdio: "inherit", env });
   if (status !== 0) process.exit(status ?? 1);
 };

@@ -2,7 +2,7 @@
 // traffic against a real `wrangler dev` for up to 30 s (override with
 // LOAD_SECONDS, LOAD_CONNECTIONS, LOAD_ORGS), then every check of
 // test/e2e/load.ts. Prints the figures line; exits non-zero on any violation.
-import { figures, type LoadReport, runLoad } from "../test/e2e/load";
+import { figures, type LoadReport, runLoad } from "../e2e/load";
 
 const seconds = Math.min(30, Number(process.env.LOAD_SECONDS ?? 30));
 const connections = Number(process.env.LOAD_CONNECTIONS ?? 50);

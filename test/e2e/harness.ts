@@ -47,8 +47,8 @@ export function run(command: string, args: string[], timeoutMs = 60_000): Promis
   });
 }
 
-export async function applyMigrations(stateDir: string): Promise<void> {
-  const result = await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
+export async function applyMigrations(stateDir: string, config?: string): Promise<void> {
+  const result = await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...(config ? ["--config", config] : [])]);
   if (result.code !== 0) throw new Error(`migrations failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
 }
 

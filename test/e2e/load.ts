@@ -1,5 +1,5 @@
 // A bounded mixed-traffic load run against a real `wrangler dev`, shared by the
-// CI test (test/e2e/load.e2e.test.ts) and `npm run load` (scripts/load.ts):
+// CI test (test/e2e/load.e2e.test.ts) and `npm run load` (test/bench/load.ts):
 // `connections` concurrent clients (Node's fetch) send reads, writes and
 // bookings racing for a few slots, for at most `durationMs` and `maxRequests`.
 // Afterwards every guarantee is checked against what the clients saw and what
