@@ -9,9 +9,9 @@ import { type HeldKey, storedWithWrite } from "./idempotency";
 /**
  * Bookings overlapping any of `ranges`, sorted by start, in one round trip,
  * as one entry per distinct (start, end) with its count: a full slot comes
- * back as one row, not one per booking. Each range is read from the
- * (org_id, starts_at) index: a booking overlapping [start, end) starts in
- * (start - maxBookingMs, end).
+ * back as one row, not one per booking. Each range is read from the covering
+ * (org_id, starts_at, ends_at) index alone: a booking overlapping
+ * [start, end) starts in (start - maxBookingMs, end).
  */
 export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[]): Promise<Booking[]> {
   const [first, ...rest] = ranges.map((range) =>

@@ -1,5 +1,7 @@
 // Regressions: the bugs the issue-6 suites found (fuzz, auth matrix, MCP mass assignment), one test each.
+import { createExecutionContext, env, SELF } from "cloudflare:test";
 import { beforeAll, expect, it } from "vitest";
+import app from "../../src/app";
 import { storeSchedule } from "../../src/cli/schedule";
 import { db, newTenant, type Tenant } from "../helpers";
 import { OPEN_ALWAYS } from "../schedules";
@@ -20,7 +22,6 @@ it.each([
   const headers = { ...credentialsOf(t), "Content-Type": "application/json" };
   const res = await request(path, { headers, json: JSON.parse(raw.replace("DT", slotIn(3)).replace(/-?1e999/, "5")) });
   expect(res.status).toBe(200); // the same body with a finite number is fine
-  const { SELF } = await import("cloudflare:test");
   const bad = await SELF.fetch(`https://api.test${path}`, { method: "POST", headers, body: raw.replace("DT", slotIn(3)) });
   const body = await bad.json<{ errors?: { path: string }[] }>();
   expect(bad.status, JSON.stringify(body)).toBe(422);
@@ -55,4 +56,14 @@ it.each([
   const answer = toolAnswer(res);
   expect(answer.isError).toBe(true);
   expect([404, 422]).toContain(answer.status);
+});
+
+// The /mcp route reads the body itself (for the arguments as sent): a body that
+// is not JSON must still reach the transport, which answers its parse error.
+it("MCP with a body that is not JSON → the transport's JSON-RPC parse error, not a 500", async () => {
+  const headers = { ...credentialsOf(t), "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+  const res = await app.fetch(new Request("https://api.test/mcp", { method: "POST", headers, body: "{not json" }), env, createExecutionContext());
+  const body = await res.json<{ error?: { code: number } }>();
+  expect(res.status).toBe(400);
+  expect(body.error?.code).toBe(-32700);
 });
