@@ -15,6 +15,7 @@ import path from "node:path";
 import { applyMigrations, DevServer, freePort } from "./harness";
 import { type LoadOrg, provisionOrgs, readRows } from "./load-state";
 import { type Outcome, summarise, type Violations } from "./load-checks";
+import { readResponse } from "../read-response";
 
 export const KINDS = ["list-contacts", "get-account", "available-appointments", "is-booking-available", "create-lead", "create-contact", "create-incident"] as const;
 export type Kind = (typeof KINDS)[number];
@@ -95,14 +96,9 @@ export async function send(baseUrl: string, org: LoadOrg, method: "GET" | "POST"
   const headers: Record<string, string> = { "X-API-KEY": org.apiKey, "X-ORG-ID": org.orgId };
   if (json !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(`${baseUrl}${urlPath}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json), signal: AbortSignal.timeout(15_000) });
-  const text = await response.text();
-  let body: unknown = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = text;
-  }
-  return { status: response.status, body };
+  const { status, body, text } = await readResponse(response);
+  // A body that is not JSON is kept as text, for the report.
+  return { status, body: body ?? (text || null) };
 }
 
 /** The request of one `kind` for `org`: method, path and body. */
