@@ -24,7 +24,8 @@ function sessionStart(bookmark: string | undefined): string {
 
 export const database = createMiddleware<AppEnv>(async function database(c, next) {
   const sent = c.req.header(BOOKMARK_HEADER)?.trim();
-  const session = c.env.DB.withSession(sessionStart(sent));
+  const start = sessionStart(sent);
+  const session = c.env.DB.withSession(start);
   c.set("db", createDb(session));
   try {
     await next();
@@ -33,7 +34,8 @@ export const database = createMiddleware<AppEnv>(async function database(c, next
     // key that needed a lookup from one the isolate knows (contract 2: one
     // uniform 401). A handler whose queries ran in sessions of their own
     // (MCP's tool calls) has set it already.
-    const bookmark = session.getBookmark() ?? (sent && BOOKMARK_PATTERN.test(sent) ? sent : null);
+    // With no query run, a usable bookmark the client sent is still where it stands.
+    const bookmark = session.getBookmark() ?? (start === sent ? sent : null);
     if (c.var.orgId !== undefined && bookmark !== null && !c.res.headers.has(BOOKMARK_HEADER)) c.res.headers.set(BOOKMARK_HEADER, bookmark);
   }
 });

@@ -84,8 +84,10 @@ function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string
 export function mcpRoutes(fetchApp: FetchApp) {
   return new Hono<AppEnv>().all("/", rateLimit, async (c) => {
     // Tool calls run in sessions of their own, chained by bookmark, so the
-    // client's bookmark reaches them and theirs comes back on this response.
+    // client's bookmark reaches them and theirs comes back on this response
+    // (without a tool call, the database middleware answers as for any request).
     let bookmark = c.req.header(BOOKMARK_HEADER);
+    let returned: string | null = null;
     const server = new Server({ name: "field-service-api", version: "1.0.0" }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
     let body: unknown;
@@ -105,7 +107,8 @@ export function mcpRoutes(fetchApp: FetchApp) {
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
       const args = sent.get(extra.requestId) ?? params.arguments ?? {};
       const response = await fetchApp(operationRequest(c, op, args, bookmark), { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
-      bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
+      returned = response.headers.get(BOOKMARK_HEADER) ?? returned;
+      bookmark = returned ?? bookmark;
       const text = await response.text();
       // A failure is a tool result carrying the problem document, not a protocol error.
       if (!response.ok) return { isError: true, content: [{ type: "text", text }] };
@@ -114,7 +117,7 @@ export function mcpRoutes(fetchApp: FetchApp) {
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     const response = await transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
-    if (bookmark) response.headers.set(BOOKMARK_HEADER, bookmark);
+    if (returned !== null) response.headers.set(BOOKMARK_HEADER, returned);
     return response;
   });
 }
