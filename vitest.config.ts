@@ -13,10 +13,16 @@ export default defineConfig({
           cloudflareTest(async () => ({
             main: "./src/index.ts",
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { bindings: { TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")) } },
+            miniflare: {
+              bindings: { TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")) },
+            },
           })),
         ],
-        test: { name: "worker", include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"], setupFiles: ["./test/apply-migrations.ts"] },
+        test: {
+          name: "worker",
+          include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
+          setupFiles: ["./test/apply-migrations.ts"],
+        },
       },
       {
         // Node-side checks that need no server (ajv-based validators cannot run in workerd).
@@ -24,7 +30,13 @@ export default defineConfig({
       },
       {
         // End-to-end tests drive a real `wrangler dev` and the admin CLI from Node.
-        test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], environment: "node", testTimeout: 60_000, hookTimeout: 90_000 },
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 90_000,
+        },
       },
     ],
   },

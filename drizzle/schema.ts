@@ -121,7 +121,6 @@ export const leads = sqliteTable(
   (t) => [index("leads_org_created").on(t.orgId, t.createdAt)],
 );
 
-
 /** Incidents logged by agents; each one books the slot [startsAt, endsAt). */
 export const incidents = sqliteTable(
   "incidents",

@@ -28,7 +28,10 @@ app.route("/api/v1/leads", leads);
 app.route("/api/v1/contacts", contacts);
 app.route("/api/v1/accounts", accounts);
 app.route("/api/v1/ai-agent", aiAgent);
-app.route("/mcp", mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)));
+app.route(
+  "/mcp",
+  mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
+);
 
 app.notFound((c) => problemResponse(c, new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`)));
 app.onError(renderError);

@@ -16,7 +16,8 @@ export const D1_RETRYABLE = {
 } as const;
 
 /** D1 throws an Error whose message starts with D1_ERROR and whose cause is the bare reason. */
-export const d1Error = (message: string) => () => new Error(message, { cause: new Error(message.replace(/^D1_ERROR: /, "")) });
+export const d1Error = (message: string) => () =>
+  new Error(message, { cause: new Error(message.replace(/^D1_ERROR: /, "")) });
 
 export interface Trip {
   /** 1-based, counted over the binding and all its sessions. */
@@ -83,7 +84,8 @@ export function faultyD1(real: D1Database, plan: FaultPlan = {}): FaultyD1 {
     if (plan.fail?.(trip)) trip.failed = true;
     return trip;
   };
-  const through = <T>(sql: string, call: () => Promise<T>): Promise<T> => (begin([sql]).failed ? Promise.reject(error()) : call());
+  const through = <T>(sql: string, call: () => Promise<T>): Promise<T> =>
+    begin([sql]).failed ? Promise.reject(error()) : call();
 
   const wrap = (stmt: D1PreparedStatement, sql: string): Wrapped =>
     ({

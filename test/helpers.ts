@@ -1,8 +1,8 @@
 // Integration-test helpers: every test makes its own org through the same code
 // the admin CLI uses, and talks to the worker only over fetch.
 import { env, SELF } from "cloudflare:test";
-import { createOrg } from "../src/cli/orgs-and-keys";
 import { accounts } from "../drizzle/schema";
+import { createOrg } from "../src/cli/orgs-and-keys";
 import { createDb } from "../src/db/client";
 import { newId } from "../src/lib/ids";
 
@@ -45,11 +45,18 @@ export async function call(tenant: Tenant | null, path: string, options: CallOpt
   return { status: response.status, headers: response.headers, body: json };
 }
 
-
 /** Inserts an account the way `accounts import` stores one. */
 export async function addAccount(tenant: Tenant, name: string, fields: Partial<typeof accounts.$inferInsert> = {}) {
   const now = Date.now();
-  const account = { id: newId("acct", now), orgId: tenant.orgId, name, nameLower: name.toLowerCase(), createdAt: now, updatedAt: now, ...fields };
+  const account = {
+    id: newId("acct", now),
+    orgId: tenant.orgId,
+    name,
+    nameLower: name.toLowerCase(),
+    createdAt: now,
+    updatedAt: now,
+    ...fields,
+  };
   await db().insert(accounts).values(account);
   return account;
 }

@@ -22,7 +22,13 @@ export async function readResponse(response: Response): Promise<ReadResponse> {
 }
 
 /** The RFC 9457 members every error must carry, with `type` derived from `code`. */
-export function isProblem(body: { type?: unknown; title?: unknown; status?: unknown; code?: unknown; requestId?: unknown }) {
+export function isProblem(body: {
+  type?: unknown;
+  title?: unknown;
+  status?: unknown;
+  code?: unknown;
+  requestId?: unknown;
+}) {
   return (
     typeof body.type === "string" &&
     typeof body.title === "string" &&

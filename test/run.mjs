@@ -10,7 +10,7 @@ let passed = 0;
 let failed = 0;
 for (const [name, args] of [
   ["typecheck", ["tsc", "--noEmit"]],
-  ["lint", ["biome", "lint", "--error-on-warnings", "."]],
+  ["lint", ["biome", "check", "--error-on-warnings", "."]],
 ]) {
   const ok = run("npx", args);
   console.log(`${ok ? "✓" : "✗"} ${name}`);
@@ -20,7 +20,14 @@ for (const [name, args] of [
 const report = ".test-results/vitest.json";
 mkdirSync(".test-results", { recursive: true });
 rmSync(report, { force: true });
-const vitestOk = run("npx", ["vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${report}`, ...process.argv.slice(2)]);
+const vitestOk = run("npx", [
+  "vitest",
+  "run",
+  "--reporter=default",
+  "--reporter=json",
+  `--outputFile.json=${report}`,
+  ...process.argv.slice(2),
+]);
 try {
   const results = JSON.parse(readFileSync(report, "utf8"));
   passed += results.numPassedTests;

@@ -15,4 +15,12 @@ export const weeklyHours = fc
   .tuple(...WEEKDAYS.map(() => dayHours))
   .map((days) => Object.fromEntries(WEEKDAYS.map((day, i) => [day, days[i]!])) as Record<Weekday, Interval[]>);
 
-export const ZONES = ["UTC", "America/New_York", "Europe/London", "Asia/Kolkata", "Australia/Lord_Howe", "America/Santiago", "Pacific/Chatham"];
+export const ZONES = [
+  "UTC",
+  "America/New_York",
+  "Europe/London",
+  "Asia/Kolkata",
+  "Australia/Lord_Howe",
+  "America/Santiago",
+  "Pacific/Chatham",
+];

@@ -13,7 +13,8 @@ import { type ReadResponse, readResponse } from "./read-response";
 const HOUR = 3_600_000;
 
 /** The start of the hour `hours` after the next full hour from `now`, as ISO: a slot of an around-the-clock hourly schedule. */
-export const slotIn = (hours: number, now = Date.now()) => new Date(Math.ceil(now / HOUR) * HOUR + hours * HOUR).toISOString();
+export const slotIn = (hours: number, now = Date.now()) =>
+  new Date(Math.ceil(now / HOUR) * HOUR + hours * HOUR).toISOString();
 
 export const credentialsOf = (tenant: Tenant) => ({ "X-API-KEY": tenant.apiKey, "X-ORG-ID": tenant.orgId });
 
@@ -43,11 +44,19 @@ export async function request(path: string, sent: Sent = {}): Promise<ReadRespon
 }
 
 /** A JSON-RPC tools/call to /mcp (stateless Streamable HTTP, JSON response) with these headers. */
-export function mcpCall(headers: HeadersInit, tool: string, args: Record<string, unknown>, extra: Record<string, string> = {}) {
+export function mcpCall(
+  headers: HeadersInit,
+  tool: string,
+  args: Record<string, unknown>,
+  extra: Record<string, string> = {},
+) {
   const all = new Headers(headers);
   all.set("Accept", "application/json, text/event-stream");
   for (const [name, value] of Object.entries(extra)) all.set(name, value);
-  return request("/mcp", { headers: all, json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args } } });
+  return request("/mcp", {
+    headers: all,
+    json: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args } },
+  });
 }
 
 /** A JSON-RPC tools/list to /mcp with these headers. */
@@ -58,7 +67,11 @@ export function mcpList(headers: HeadersInit) {
 }
 
 /** The operation's answer inside a tools/call result: the problem document of a failed call, else the result. */
-export function toolAnswer(res: ReadResponse): { isError: boolean; status: number; body: Record<string, unknown> & { [k: string]: unknown } } {
+export function toolAnswer(res: ReadResponse): {
+  isError: boolean;
+  status: number;
+  body: Record<string, unknown> & { [k: string]: unknown };
+} {
   const result = res.body?.result;
   if (!result) throw new Error(`not a tools/call result: ${res.status} ${res.text}`);
   const body = JSON.parse(result.content[0].text);
@@ -66,4 +79,5 @@ export function toolAnswer(res: ReadResponse): { isError: boolean; status: numbe
 }
 
 /** Every byte a client receives: status line, headers and body. */
-export const everything = (res: ReadResponse) => `${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${res.text}`;
+export const everything = (res: ReadResponse) =>
+  `${res.status}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${res.text}`;

@@ -35,7 +35,24 @@ export async function importAccounts(db: Db, orgId: string, file: string, now = 
   return { imported: stored.length, accounts: stored.map(({ id, name }) => ({ id, name })) };
 }
 
-const COLUMNS = ["id", "name", "nameLower", "accountType", "email", "mobilePhone", "businessPhone", "buildingLocation", "street1", "street2", "city", "postalCode", "state", "country", "createdAt", "updatedAt"] as const;
+const COLUMNS = [
+  "id",
+  "name",
+  "nameLower",
+  "accountType",
+  "email",
+  "mobilePhone",
+  "businessPhone",
+  "buildingLocation",
+  "street1",
+  "street2",
+  "city",
+  "postalCode",
+  "state",
+  "country",
+  "createdAt",
+  "updatedAt",
+] as const;
 const INSERT_FROM_JSON = `INSERT INTO accounts (org_id, ${COLUMNS.map((c) => accounts[c].name).join(", ")})
   SELECT ?1, ${COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?2)`;
 
@@ -62,7 +79,9 @@ export function parseAccounts(text: string, file: string): NewAccount[] {
   records.forEach((record, i) => {
     const result = importAccount.safeParse(record);
     if (result.success) valid.push(result.data);
-    else for (const e of toFieldErrors(result.error.issues, record, Object.keys(importAccount.shape))) problems.push(`record ${i + 1}: ${e.path || "(record)"}: ${e.message}`);
+    else
+      for (const e of toFieldErrors(result.error.issues, record, Object.keys(importAccount.shape)))
+        problems.push(`record ${i + 1}: ${e.path || "(record)"}: ${e.message}`);
   });
   if (problems.length > 0) {
     const shown = problems.slice(0, MAX_REPORTED_ERRORS).join("\n  ");
@@ -96,7 +115,8 @@ function csvRecords(text: string): Record<string, unknown>[] {
   return body
     .filter((cells) => cells.some((cell) => cell !== ""))
     .map((cells, i) => {
-      if (cells.length !== names.length) throw new CliError(`CSV row ${i + 2} has ${cells.length} cells, the header ${names.length}`);
+      if (cells.length !== names.length)
+        throw new CliError(`CSV row ${i + 2} has ${cells.length} cells, the header ${names.length}`);
       const record: Record<string, unknown> = {};
       names.forEach((name, j) => {
         const cell = cells[j] ?? "";

@@ -2,8 +2,9 @@
 // writes exactly the state `wrangler dev` uses (`.wrangler/state` or
 // `--persist-to DIR`), or, with --remote, the deployed database through the
 // remote binding of wrangler.toml's `admin-remote` environment.
-import { fileURLToPath } from "node:url";
+
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { getPlatformProxy } from "wrangler";
 
 export interface Target {
@@ -20,7 +21,9 @@ export async function connect(target: Target) {
       ? { environment: "admin-remote", remoteBindings: true }
       : {
           remoteBindings: false,
-          persist: { path: path.join(path.resolve(target.persistTo ?? path.join(projectRoot, ".wrangler/state")), "v3") },
+          persist: {
+            path: path.join(path.resolve(target.persistTo ?? path.join(projectRoot, ".wrangler/state")), "v3"),
+          },
         }),
   });
   return { d1: proxy.env.DB, dispose: () => proxy.dispose() };

@@ -2,7 +2,12 @@
 // then serve on http://127.0.0.1:8787. Extra arguments go to `wrangler dev`.
 import { spawnSync } from "node:child_process";
 
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: process.env.CI ?? "true" };
+const env = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: process.env.CI ?? "true",
+};
 const step = (args: string[]) => {
   const { status } = spawnSync("npx", args, { stdio: "inherit", env });
   if (status !== 0) process.exit(status ?? 1);

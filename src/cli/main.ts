@@ -31,7 +31,8 @@ const required = (flags: Flags, name: string): string => {
 };
 
 const COMMANDS: Record<string, Command> = {
-  "org create": (db, f) => createOrg(db, required(f, "name"), typeof f["time-zone"] === "string" ? f["time-zone"] : "UTC"),
+  "org create": (db, f) =>
+    createOrg(db, required(f, "name"), typeof f["time-zone"] === "string" ? f["time-zone"] : "UTC"),
   "key create": (db, f) => createKey(db, required(f, "org")),
   "key revoke": (db, f) => revokeKey(db, required(f, "org"), required(f, "key")),
   "key list": (db, f) => listKeys(db, required(f, "org")),
@@ -62,11 +63,15 @@ async function main(argv: string[]): Promise<number> {
   const name = positionals.join(" ");
   const command = COMMANDS[name];
   if (flags.help || !command) {
-    (flags.help ? process.stdout : process.stderr).write(`${name && !command ? `unknown command: ${name}\n\n` : ""}${USAGE}\n`);
+    (flags.help ? process.stdout : process.stderr).write(
+      `${name && !command ? `unknown command: ${name}\n\n` : ""}${USAGE}\n`,
+    );
     return flags.help ? 0 : 2;
   }
-  if (flags.remote && (flags.local || flags["persist-to"])) throw new CliError("--remote cannot be combined with --local or --persist-to");
-  if (flags.remote && name === "demo seed") throw new CliError("the demo org has public credentials; it is never seeded with --remote");
+  if (flags.remote && (flags.local || flags["persist-to"]))
+    throw new CliError("--remote cannot be combined with --local or --persist-to");
+  if (flags.remote && name === "demo seed")
+    throw new CliError("the demo org has public credentials; it is never seeded with --remote");
 
   const target: Target = { remote: flags.remote === true, persistTo: flags["persist-to"] };
   const { d1, dispose } = await connect(target);
@@ -89,7 +94,8 @@ function humanReadable(result: object): string {
 }
 
 /** Resolves once the text is flushed, so large outputs are complete when the process exits. */
-const write = (text: string) => new Promise<void>((resolve, reject) => process.stdout.write(text, (e) => (e ? reject(e) : resolve())));
+const write = (text: string) =>
+  new Promise<void>((resolve, reject) => process.stdout.write(text, (e) => (e ? reject(e) : resolve())));
 
 main(process.argv.slice(2)).then(
   (code) => {
@@ -104,7 +110,11 @@ main(process.argv.slice(2)).then(
 );
 
 function describeUnexpected(error: unknown): string {
-  const text = error instanceof Error ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}` : String(error);
-  if (/no such table/.test(text)) return `${text.trim()} — apply the migrations first: npx wrangler d1 migrations apply DB --local`;
+  const text =
+    error instanceof Error
+      ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}`
+      : String(error);
+  if (/no such table/.test(text))
+    return `${text.trim()} — apply the migrations first: npx wrangler d1 migrations apply DB --local`;
   return text.trim();
 }

@@ -1,8 +1,8 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { apiKeys, orgs } from "../../drizzle/schema";
 import type { Db } from "../db/client";
-import { toIsoOrNull } from "../lib/datetime";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
+import { toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { CliError } from "./errors";
 

@@ -10,7 +10,10 @@ import { resolveDocument, type Schedule, scheduleDocument, scheduleOf } from "..
 import { CliError } from "./errors";
 
 export async function showSchedule(db: Db, orgId: string): Promise<Schedule> {
-  const [org] = await db.select({ timeZone: orgs.timeZone, schedule: orgs.schedule }).from(orgs).where(eq(orgs.id, orgId));
+  const [org] = await db
+    .select({ timeZone: orgs.timeZone, schedule: orgs.schedule })
+    .from(orgs)
+    .where(eq(orgs.id, orgId));
   if (!org) throw new CliError(`unknown org: ${orgId}`);
   return scheduleOf(org.timeZone, org.schedule);
 }
@@ -20,7 +23,11 @@ export async function setSchedule(db: Db, orgId: string, file: string): Promise<
 }
 
 /** Stores a validated document; members it leaves out take their defaults, except the zone, which is kept. */
-export async function storeSchedule(db: Db, orgId: string, document: z.output<typeof scheduleDocument>): Promise<Schedule> {
+export async function storeSchedule(
+  db: Db,
+  orgId: string,
+  document: z.output<typeof scheduleDocument>,
+): Promise<Schedule> {
   const { timeZone: _ignored, ...stored } = resolveDocument(document, "UTC");
   const [org] = await db
     .update(orgs)
@@ -43,10 +50,13 @@ export function parseScheduleFile(text: string, file: string) {
   } catch {
     throw new CliError(`${file} is not valid JSON`);
   }
-  if (typeof json !== "object" || json === null || Array.isArray(json)) throw new CliError(`${file} must hold one schedule object`);
+  if (typeof json !== "object" || json === null || Array.isArray(json))
+    throw new CliError(`${file} must hold one schedule object`);
   const result = scheduleDocument.safeParse(json);
   if (!result.success) {
-    const problems = toFieldErrors(result.error.issues, json, Object.keys(scheduleDocument.shape)).map((e) => `${e.path || "(schedule)"}: ${e.message}`);
+    const problems = toFieldErrors(result.error.issues, json, Object.keys(scheduleDocument.shape)).map(
+      (e) => `${e.path || "(schedule)"}: ${e.message}`,
+    );
     throw new CliError(`${file}: invalid schedule, nothing stored:\n  ${problems.join("\n  ")}`);
   }
   return result.data;

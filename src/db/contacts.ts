@@ -16,12 +16,31 @@ type ContactRow = typeof contacts.$inferSelect;
  * nothing is written on failure. With a held Idempotency-Key, the JSON is
  * recorded in the same batch, only if the contact was stored.
  */
-export async function createContact(db: Db, orgId: string, contact: NewContact, now: number, held?: HeldKey): Promise<string | null> {
-  const row = inColumnOrder(contacts, { ...contact, id: newId("ct", now), orgId, emailLower: contact.email?.toLowerCase() ?? null, createdAt: now, updatedAt: now });
+export async function createContact(
+  db: Db,
+  orgId: string,
+  contact: NewContact,
+  now: number,
+  held?: HeldKey,
+): Promise<string | null> {
+  const row = inColumnOrder(contacts, {
+    ...contact,
+    id: newId("ct", now),
+    orgId,
+    emailLower: contact.email?.toLowerCase() ?? null,
+    createdAt: now,
+    updatedAt: now,
+  });
   const body = JSON.stringify(contactView(row));
   const d1 = db.$client;
-  const accountExists = { sql: "? IS NULL OR EXISTS (SELECT 1 FROM accounts WHERE org_id = ? AND id = ?)", params: [contact.accountId ?? null, orgId, contact.accountId ?? null] };
-  const [insert] = await d1.batch([insertStatement(d1, contacts, row, accountExists), ...(held ? [storedWithWrite(d1, held, "contacts", row.id, body)] : [])]);
+  const accountExists = {
+    sql: "? IS NULL OR EXISTS (SELECT 1 FROM accounts WHERE org_id = ? AND id = ?)",
+    params: [contact.accountId ?? null, orgId, contact.accountId ?? null],
+  };
+  const [insert] = await d1.batch([
+    insertStatement(d1, contacts, row, accountExists),
+    ...(held ? [storedWithWrite(d1, held, "contacts", row.id, body)] : []),
+  ]);
   if (insert?.meta.changes !== 1) return null;
   if (held) held.stored = true;
   return body;

@@ -20,7 +20,10 @@ RETURNING claimed_at`;
 
 /** True when this request now holds the key; else the record that holds it. */
 export async function claimKey(db: Db, orgId: string, key: string, requestHash: string, now: number) {
-  const claimed = await db.$client.prepare(CLAIM).bind(orgId, key, requestHash, now, IDEMPOTENCY_TTL_MS, ABANDONED_CLAIM_MS).first();
+  const claimed = await db.$client
+    .prepare(CLAIM)
+    .bind(orgId, key, requestHash, now, IDEMPOTENCY_TTL_MS, ABANDONED_CLAIM_MS)
+    .first();
   if (claimed) return { claimed: true as const };
   const [record] = await db
     .select()
@@ -55,21 +58,50 @@ export interface Fill {
  * response for `held` if and only if row `id` of `table` now exists: the
  * write and the record of its outcome commit together or not at all.
  */
-export function storedWithWrite(d1: D1Client, held: HeldKey, table: "leads" | "contacts" | "incidents", id: string, body: string, fills: Fill[] = []) {
+export function storedWithWrite(
+  d1: D1Client,
+  held: HeldKey,
+  table: "leads" | "contacts" | "incidents",
+  id: string,
+  body: string,
+  fills: Fill[] = [],
+) {
   const bodySql = fills.reduce((expression, fill) => `replace(${expression}, ?, ${fill.sql})`, "?");
   return d1
     .prepare(
       `UPDATE idempotency_keys SET status = 200, content_type = 'application/json', body = ${bodySql}
        WHERE org_id = ? AND key = ? AND claimed_at = ? AND status IS NULL AND EXISTS (SELECT 1 FROM ${table} WHERE org_id = ? AND id = ?)`,
     )
-    .bind(body, ...fills.flatMap((fill) => [fill.text, ...fill.params]), held.orgId, held.key, held.claimedAt, held.orgId, id);
+    .bind(
+      body,
+      ...fills.flatMap((fill) => [fill.text, ...fill.params]),
+      held.orgId,
+      held.key,
+      held.claimedAt,
+      held.orgId,
+      id,
+    );
 }
 
 const heldBy = (orgId: string, key: string, claimedAt: number) =>
-  and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.claimedAt, claimedAt), isNull(idempotencyKeys.status));
+  and(
+    eq(idempotencyKeys.orgId, orgId),
+    eq(idempotencyKeys.key, key),
+    eq(idempotencyKeys.claimedAt, claimedAt),
+    isNull(idempotencyKeys.status),
+  );
 
-export async function storeOutcome(db: Db, orgId: string, key: string, claimedAt: number, outcome: { status: number; contentType: string; body: string }) {
-  await db.update(idempotencyKeys).set(outcome).where(heldBy(orgId, key, claimedAt));
+export async function storeOutcome(
+  db: Db,
+  orgId: string,
+  key: string,
+  claimedAt: number,
+  outcome: { status: number; contentType: string; body: string },
+) {
+  await db
+    .update(idempotencyKeys)
+    .set(outcome)
+    .where(heldBy(orgId, key, claimedAt));
 }
 
 export async function releaseKey(db: Db, orgId: string, key: string, claimedAt: number) {

@@ -75,13 +75,25 @@ const REMAINING_TEXT = `"remaining":-1`;
  * Idempotency-Key the same JSON is recorded in the same batch: SQL fills in
  * the linked account and the places left, which only the batch knows.
  */
-export async function bookSlot(db: Db, org: Org, incident: NewIncident, slot: SlotTimes, now: number, respond: (booked: Booked) => unknown, held?: HeldKey) {
+export async function bookSlot(
+  db: Db,
+  org: Org,
+  incident: NewIncident,
+  slot: SlotTimes,
+  now: number,
+  respond: (booked: Booked) => unknown,
+  held?: HeldKey,
+) {
   const id = newId("inc", now);
   const { capacity } = org.schedule;
   const d1 = db.$client;
   const record = held && [
     storedWithWrite(d1, held, "incidents", id, JSON.stringify(respond({ id, accountId: "\u0000", remaining: -1 })), [
-      { text: ACCOUNT_TEXT, sql: `'"accountId":' || coalesce((SELECT json_quote(account_id) FROM incidents WHERE id = ?), 'null')`, params: [id] },
+      {
+        text: ACCOUNT_TEXT,
+        sql: `'"accountId":' || coalesce((SELECT json_quote(account_id) FROM incidents WHERE id = ?), 'null')`,
+        params: [id],
+      },
       {
         text: REMAINING_TEXT,
         sql: `'"remaining":' || (SELECT CAST(max(0, ? - count(*)) AS INTEGER) FROM incidents WHERE org_id = ? AND starts_at > ? - ? AND starts_at < ? AND ends_at > ?)`,
@@ -92,12 +104,29 @@ export async function bookSlot(db: Db, org: Org, incident: NewIncident, slot: Sl
   const [insert, count] = await d1.batch<{ accountId?: string | null; holding?: number }>([
     d1
       .prepare(BOOK)
-      .bind(id, org.id, incident.clientName, incident.insectName, incident.clientName.toLowerCase(), slot.start, slot.end, now, org.maxBookingMs, capacity),
+      .bind(
+        id,
+        org.id,
+        incident.clientName,
+        incident.insectName,
+        incident.clientName.toLowerCase(),
+        slot.start,
+        slot.end,
+        now,
+        org.maxBookingMs,
+        capacity,
+      ),
     d1.prepare(HOLDING).bind(org.id, slot.start, slot.end, org.maxBookingMs),
     ...(record ?? []),
   ]);
   const row = insert?.results[0];
   if (row === undefined) return null;
   if (held) held.stored = true;
-  return JSON.stringify(respond({ id, accountId: row.accountId ?? null, remaining: Math.max(0, capacity - (count?.results[0]?.holding ?? 0)) }));
+  return JSON.stringify(
+    respond({
+      id,
+      accountId: row.accountId ?? null,
+      remaining: Math.max(0, capacity - (count?.results[0]?.holding ?? 0)),
+    }),
+  );
 }

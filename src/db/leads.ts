@@ -12,7 +12,10 @@ export async function createLead(db: Db, orgId: string, lead: NewLead, now: numb
   const row = inColumnOrder(leads, { ...lead, id: newId("lead", now), orgId, createdAt: now });
   const body = JSON.stringify(leadView(row));
   const d1 = db.$client;
-  await d1.batch([insertStatement(d1, leads, row), ...(held ? [storedWithWrite(d1, held, "leads", row.id, body)] : [])]);
+  await d1.batch([
+    insertStatement(d1, leads, row),
+    ...(held ? [storedWithWrite(d1, held, "leads", row.id, body)] : []),
+  ]);
   if (held) held.stored = true;
   return body;
 }

@@ -21,7 +21,13 @@ export async function encodeCursor(position: CursorPosition, scope: unknown): Pr
 
 export async function decodeCursor(token: string, scope: unknown): Promise<CursorPosition> {
   const invalid = new ApiError(422, "validation_failed", "1 field is invalid", {
-    errors: [{ path: "cursor", code: "invalid_cursor", message: "is not a cursor issued for this list; start again without it" }],
+    errors: [
+      {
+        path: "cursor",
+        code: "invalid_cursor",
+        message: "is not a cursor issued for this list; start again without it",
+      },
+    ],
   });
   let parsed: unknown;
   try {

@@ -65,7 +65,12 @@ export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
 export function renderError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return problemResponse(c, err);
   if (isD1Unavailable(err)) {
-    return problemResponse(c, new ApiError(503, "unavailable", "The database is temporarily unavailable; retry shortly", { headers: { "Retry-After": "1" } }));
+    return problemResponse(
+      c,
+      new ApiError(503, "unavailable", "The database is temporarily unavailable; retry shortly", {
+        headers: { "Retry-After": "1" },
+      }),
+    );
   }
   c.set("error", err);
   return problemResponse(c, new ApiError(500, "internal_error"));
@@ -73,7 +78,8 @@ export function renderError(err: Error, c: Context<AppEnv>): Response {
 
 // D1 reports overload and lost connections with these phrases; they are worth
 // a retry, unlike a bug (https://developers.cloudflare.com/d1/observability/debug-d1/).
-const RETRYABLE = /D1_ERROR.*(overloaded|Network connection lost|reset because its code was updated|storage caused object to be reset|Cannot resolve D1 DB due to transient issue)/i;
+const RETRYABLE =
+  /D1_ERROR.*(overloaded|Network connection lost|reset because its code was updated|storage caused object to be reset|Cannot resolve D1 DB due to transient issue)/i;
 
 function isD1Unavailable(err: Error): boolean {
   const text = `${err.message} ${err.cause instanceof Error ? err.cause.message : ""}`;

@@ -30,7 +30,8 @@ export function toFieldErrors(issues: readonly Issue[], input: unknown, known: r
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
-  for (const key of path) value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  for (const key of path)
+    value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[key] : undefined;
   return value;
 }
 
@@ -62,7 +63,14 @@ function describe(issue: Issue, value: unknown): { code: string; message: string
 }
 
 function article(expected: string): string {
-  const names: Record<string, string> = { int: "an integer", number: "a number", string: "a string", object: "an object", array: "an array", boolean: "a boolean" };
+  const names: Record<string, string> = {
+    int: "an integer",
+    number: "a number",
+    string: "a string",
+    object: "an object",
+    array: "an array",
+    boolean: "a boolean",
+  };
   return names[expected] ?? expected;
 }
 

@@ -26,8 +26,7 @@ export function parseCsv(text: string): string[][] {
     else if (ch === "\r" && text[i + 1] === "\n") {
       endRow();
       i++;
-    }
-    else cell += ch;
+    } else cell += ch;
   }
   if (quoted) throw new Error("unterminated quoted field");
   if (cell !== "" || row.length > 0) endRow();

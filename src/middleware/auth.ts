@@ -42,7 +42,11 @@ async function verify(db: Db, keyHash: string, now: number) {
   if (!found || !constantTimeEqual(found.keyHash, keyHash)) return undefined;
   const entry: Verified = {
     keyId: found.id,
-    org: { id: found.orgId, schedule: scheduleOf(found.timeZone, found.schedule), maxBookingMs: found.maxSlotMinutes * 60_000 },
+    org: {
+      id: found.orgId,
+      schedule: scheduleOf(found.timeZone, found.schedule),
+      maxBookingMs: found.maxSlotMinutes * 60_000,
+    },
     lastUsedAt: found.lastUsedAt,
     expiresAt: now + AUTH_CACHE_TTL_MS,
   };

@@ -17,7 +17,9 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   const key = c.req.header("Idempotency-Key");
   if (key === undefined) return next();
   if (!KEY.test(key)) {
-    throw validationFailed([{ path: "Idempotency-Key", code: "invalid_format", message: "must be 1 to 255 printable ASCII characters" }]);
+    throw validationFailed([
+      { path: "Idempotency-Key", code: "invalid_format", message: "must be 1 to 255 printable ASCII characters" },
+    ]);
   }
   const url = new URL(c.req.url);
   const bodyHash = await sha256Hex(c.var.rawBody ?? new Uint8Array());
@@ -31,11 +33,19 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
       throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used for a different request");
     }
     if (!record || record.status === null) {
-      throw new ApiError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry shortly", {
-        headers: { "Retry-After": "1" },
-      });
+      throw new ApiError(
+        409,
+        "idempotency_in_progress",
+        "A request with this Idempotency-Key is still running; retry shortly",
+        {
+          headers: { "Retry-After": "1" },
+        },
+      );
     }
-    return c.body(record.body ?? "", record.status as 200, { "Content-Type": record.contentType ?? "application/json", "Idempotent-Replayed": "true" });
+    return c.body(record.body ?? "", record.status as 200, {
+      "Content-Type": record.contentType ?? "application/json",
+      "Idempotent-Replayed": "true",
+    });
   }
 
   const held: HeldKey = { orgId, key, claimedAt: now, stored: false };
@@ -45,10 +55,15 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   if (held.stored) return;
   const { status } = c.res;
   // c.error is what the operation threw, already rendered by onError.
-  const isOutcome = (status >= 200 && status < 300) || (c.error instanceof ApiError && c.error.code === "slot_unavailable");
+  const isOutcome =
+    (status >= 200 && status < 300) || (c.error instanceof ApiError && c.error.code === "slot_unavailable");
   if (isOutcome) {
     const body = await c.res.clone().text();
-    await storeOutcome(db, orgId, key, now, { status, contentType: c.res.headers.get("Content-Type") ?? "application/json", body });
+    await storeOutcome(db, orgId, key, now, {
+      status,
+      contentType: c.res.headers.get("Content-Type") ?? "application/json",
+      body,
+    });
   } else {
     await releaseKey(db, orgId, key, now);
   }

@@ -10,14 +10,21 @@ const anchor = (ref: string) => ref.replace("#/components/schemas/", "schema-");
 /** Pretty JSON with $ref strings turned into links to their schema. */
 function schemaBlock(value: unknown) {
   const escaped = json(value).replace(/[&<>]/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[ch] as string);
-  return raw(escaped.replace(/"(#\/components\/schemas\/([A-Za-z]+))"/g, (_m, ref: string, name: string) => `"<a href="#${anchor(ref)}">${name}</a>"`));
+  return raw(
+    escaped.replace(
+      /"(#\/components\/schemas\/([A-Za-z]+))"/g,
+      (_m, ref: string, name: string) => `"<a href="#${anchor(ref)}">${name}</a>"`,
+    ),
+  );
 }
 
 export function renderDocsPage(doc: Json) {
   const info = doc.info as Json;
   const paths = doc.paths as Record<string, Record<string, Json>>;
   const schemas = ((doc.components as Json).schemas ?? {}) as Record<string, unknown>;
-  const operations = Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op })));
+  const operations = Object.entries(paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  );
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${info.title} — reference</title>

@@ -6,9 +6,9 @@ import { decodeCursor, encodeCursor } from "../http/cursor";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { validationFailed } from "../http/problem";
 import { validate } from "../http/validate";
-import { createContactBody, listContactsQuery } from "../schemas/contacts";
 import { idempotency } from "../middleware/idempotency";
 import { rateLimit } from "../middleware/rate-limit";
+import { createContactBody, listContactsQuery } from "../schemas/contacts";
 
 export const contacts = new Hono<AppEnv>()
   .post("/", rateLimit, jsonBody, validate("json", createContactBody), idempotency, async (c) => {
@@ -22,7 +22,12 @@ export const contacts = new Hono<AppEnv>()
     const { limit, cursor, ...filters } = c.req.valid("query");
     // A cursor belongs to one org and one set of filters (normalised, so that
     // equivalent spellings of a filter share cursors); `limit` may change.
-    const scope = [c.var.orgId, filters.accountId ?? null, filters.email?.toLowerCase() ?? null, filters.updatedSince ?? null];
+    const scope = [
+      c.var.orgId,
+      filters.accountId ?? null,
+      filters.email?.toLowerCase() ?? null,
+      filters.updatedSince ?? null,
+    ];
     const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
     const page = await listContacts(c.var.db, c.var.orgId, filters, after, limit);
     const last = page.rows.at(-1);

@@ -4,9 +4,9 @@ import type { AppEnv } from "../env";
 import { jsonBody } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { validate } from "../http/validate";
-import { createLeadBody } from "../schemas/leads";
 import { idempotency } from "../middleware/idempotency";
 import { rateLimit } from "../middleware/rate-limit";
+import { createLeadBody } from "../schemas/leads";
 
 export const leads = new Hono<AppEnv>()
   .post("/", rateLimit, jsonBody, validate("json", createLeadBody), idempotency, async (c) => {

@@ -18,7 +18,12 @@ type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Resp
 
 /** JSON Schema of a zod object schema with the object at the root, as MCP wants (zod puts schemas with an id behind a $ref). */
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
-  const { $schema: _, $ref, $defs, ...root } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  const {
+    $schema: _,
+    $ref,
+    $defs,
+    ...root
+  } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
   const defs = $defs as Record<string, object> | undefined;
   const target = typeof $ref === "string" && defs ? defs[$ref.replace("#/$defs/", "")] : root;
   return { ...target, ...(defs ? { $defs: defs } : {}) } as { type: "object" };
@@ -57,15 +62,25 @@ function sentArguments(body: unknown): Map<unknown, Record<string, unknown>> {
   const sent = new Map<unknown, Record<string, unknown>>();
   for (const message of Array.isArray(body) ? body : [body]) {
     const args = message?.params?.arguments;
-    if (message?.method === "tools/call" && typeof args === "object" && args !== null && !Array.isArray(args)) sent.set(message.id, args);
+    if (message?.method === "tools/call" && typeof args === "object" && args !== null && !Array.isArray(args))
+      sent.set(message.id, args);
   }
   return sent;
 }
 
 /** The HTTP request that performs `op` with `args`, as the MCP caller. */
-function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string, unknown>, bookmark: string | undefined): Request {
+function operationRequest(
+  c: Context<AppEnv>,
+  op: Operation,
+  args: Record<string, unknown>,
+  bookmark: string | undefined,
+): Request {
   const url = new URL(op.path, c.req.url);
-  const headers = new Headers({ "X-API-KEY": c.req.header("X-API-KEY") ?? "", "X-ORG-ID": c.req.header("X-ORG-ID") ?? "", "X-Request-Id": c.var.requestId });
+  const headers = new Headers({
+    "X-API-KEY": c.req.header("X-API-KEY") ?? "",
+    "X-ORG-ID": c.req.header("X-ORG-ID") ?? "",
+    "X-Request-Id": c.var.requestId,
+  });
   if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
   if (op.method === "post") {
     headers.set("Content-Type", "application/json");
@@ -75,7 +90,8 @@ function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string
   }
   for (const [name, value] of Object.entries(args)) {
     // Path parameters fill the template; anything else is a query parameter, validated by the route.
-    if (op.path.includes(`{${name}}`)) url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(queryText(value)));
+    if (op.path.includes(`{${name}}`))
+      url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(queryText(value)));
     else if (value !== undefined && value !== null) url.searchParams.set(name, queryText(value));
   }
   return new Request(url, { method: "GET", headers });
@@ -106,7 +122,11 @@ export function mcpRoutes(fetchApp: FetchApp) {
       const op = OPERATIONS.find((o) => o.tool === params.name);
       if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
       const args = sent.get(extra.requestId) ?? params.arguments ?? {};
-      const response = await fetchApp(operationRequest(c, op, args, bookmark), { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
+      const response = await fetchApp(
+        operationRequest(c, op, args, bookmark),
+        { ...c.env, RATE_LIMITER: UNLIMITED },
+        c.executionCtx,
+      );
       returned = response.headers.get(BOOKMARK_HEADER) ?? returned;
       bookmark = returned ?? bookmark;
       const text = await response.text();
@@ -114,7 +134,10 @@ export function mcpRoutes(fetchApp: FetchApp) {
       if (!response.ok) return { isError: true, content: [{ type: "text", text }] };
       return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
     });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     await server.connect(transport);
     const response = await transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
     if (returned !== null) response.headers.set(BOOKMARK_HEADER, returned);

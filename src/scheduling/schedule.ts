@@ -27,7 +27,15 @@ export const DEFAULT_SCHEDULE: StoredSchedule = {
   capacity: 1,
   minNoticeMinutes: 120,
   horizonDays: 30,
-  weeklyHours: { mon: OFFICE_HOURS, tue: OFFICE_HOURS, wed: OFFICE_HOURS, thu: OFFICE_HOURS, fri: OFFICE_HOURS, sat: [], sun: [] },
+  weeklyHours: {
+    mon: OFFICE_HOURS,
+    tue: OFFICE_HOURS,
+    wed: OFFICE_HOURS,
+    thu: OFFICE_HOURS,
+    fri: OFFICE_HOURS,
+    sat: [],
+    sun: [],
+  },
   closedDates: [],
 };
 
@@ -60,7 +68,9 @@ const isPlainDate = (text: string) => {
 
 const time = (closing: boolean) =>
   z.string().regex(closing ? /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/ : /^([01]\d|2[0-3]):[0-5]\d$/, {
-    message: closing ? 'must be a time "HH:MM" from "00:01" to "24:00"' : 'must be a time "HH:MM" from "00:00" to "23:59"',
+    message: closing
+      ? 'must be a time "HH:MM" from "00:01" to "24:00"'
+      : 'must be a time "HH:MM" from "00:00" to "23:59"',
   });
 
 const dayHours = z
@@ -69,14 +79,24 @@ const dayHours = z
   .superRefine((intervals, ctx) => {
     intervals.forEach(([open, close], i) => {
       if (minutesOf(open) >= minutesOf(close)) {
-        ctx.addIssue({ code: "custom", path: [i], message: `opens at ${open}, not before it closes at ${close}`, params: { code: "invalid_interval" } });
+        ctx.addIssue({
+          code: "custom",
+          path: [i],
+          message: `opens at ${open}, not before it closes at ${close}`,
+          params: { code: "invalid_interval" },
+        });
       }
     });
     const sorted = [...intervals].sort((a, b) => minutesOf(a[0]) - minutesOf(b[0]));
     for (let i = 1; i < sorted.length; i++) {
       const [prev, next] = [sorted[i - 1]!, sorted[i]!];
       if (minutesOf(next[0]) < minutesOf(prev[1])) {
-        ctx.addIssue({ code: "custom", path: [], message: `${prev.join("–")} overlaps ${next.join("–")}`, params: { code: "overlapping_intervals" } });
+        ctx.addIssue({
+          code: "custom",
+          path: [],
+          message: `${prev.join("–")} overlaps ${next.join("–")}`,
+          params: { code: "overlapping_intervals" },
+        });
       }
     }
   })
@@ -93,7 +113,14 @@ export const scheduleDocument = z.strictObject({
   // Not bounded by the contract; a year keeps instants well inside Date's range.
   minNoticeMinutes: z.number().int().min(0).max(525_600).optional(),
   horizonDays: z.number().int().min(1).max(365).optional(),
-  weeklyHours: z.strictObject(Object.fromEntries(WEEKDAYS.map((day) => [day, dayHours.optional()])) as Record<Weekday, z.ZodOptional<typeof dayHours>>).optional(),
+  weeklyHours: z
+    .strictObject(
+      Object.fromEntries(WEEKDAYS.map((day) => [day, dayHours.optional()])) as Record<
+        Weekday,
+        z.ZodOptional<typeof dayHours>
+      >,
+    )
+    .optional(),
   closedDates: z
     .array(z.string().refine(isPlainDate, { message: "must be a date YYYY-MM-DD" }))
     .max(1000)
@@ -102,7 +129,10 @@ export const scheduleDocument = z.strictObject({
 
 export function resolveDocument(document: z.output<typeof scheduleDocument>, currentTimeZone: string): Schedule {
   const weeklyHours = document.weeklyHours
-    ? (Object.fromEntries(WEEKDAYS.map((day) => [day, document.weeklyHours?.[day] ?? []])) as Record<Weekday, Interval[]>)
+    ? (Object.fromEntries(WEEKDAYS.map((day) => [day, document.weeklyHours?.[day] ?? []])) as Record<
+        Weekday,
+        Interval[]
+      >)
     : DEFAULT_SCHEDULE.weeklyHours;
   return {
     timeZone: document.timeZone ?? currentTimeZone,

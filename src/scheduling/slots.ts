@@ -48,7 +48,11 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
   const slotMs = schedule.slotMinutes * MINUTE;
   // A slot of local date D starts on D (opening ≥ D's midnight, end ≤ D+1's),
   // so the scan starts at the local date of `from`.
-  for (let date = localDateOf(from, schedule.timeZone); localToInstant(date, 0, schedule.timeZone) < until; date = date.add({ days: 1 })) {
+  for (
+    let date = localDateOf(from, schedule.timeZone);
+    localToInstant(date, 0, schedule.timeZone) < until;
+    date = date.add({ days: 1 })
+  ) {
     for (const opening of openingsOn(schedule, date)) {
       const skip = Math.max(0, Math.ceil((from - opening.start) / slotMs));
       for (let start = opening.start + skip * slotMs; start + slotMs <= opening.end && start < until; start += slotMs) {
@@ -66,7 +70,8 @@ export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null
   for (const opening of openingsOn(schedule, date)) {
     if (at < opening.start || at >= opening.end) continue;
     inHours = true;
-    if ((at - opening.start) % slotMs === 0 && at + slotMs <= opening.end) return { slot: { start: at, end: at + slotMs }, inHours };
+    if ((at - opening.start) % slotMs === 0 && at + slotMs <= opening.end)
+      return { slot: { start: at, end: at + slotMs }, inHours };
   }
   return { slot: null, inHours };
 }
@@ -76,16 +81,25 @@ export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null
  * and why it cannot be booked, bookings aside (the caller adds `fully_booked`),
  * in the contract's order of precedence; reason null if it can.
  */
-export function assessSlot(schedule: Schedule, now: number, at: number): { slot: SlotTimes | null; reason: Exclude<Reason, "fully_booked"> | null } {
+export function assessSlot(
+  schedule: Schedule,
+  now: number,
+  at: number,
+): { slot: SlotTimes | null; reason: Exclude<Reason, "fully_booked"> | null } {
   const window = bookableWindow(schedule, now);
   const { slot, inHours } = slotAt(schedule, at);
   const reason =
-    at < now ? "in_the_past"
-    : at >= window.until ? "beyond_horizon"
-    : !inHours ? "closed"
-    : !slot ? "not_a_slot_start"
-    : at < window.from ? "too_soon"
-    : null;
+    at < now
+      ? "in_the_past"
+      : at >= window.until
+        ? "beyond_horizon"
+        : !inHours
+          ? "closed"
+          : !slot
+            ? "not_a_slot_start"
+            : at < window.from
+              ? "too_soon"
+              : null;
   return { slot, reason };
 }
 

@@ -3,7 +3,13 @@ import { dateTime, LIMITS, requiredText } from "./common";
 
 export const availableAppointmentsBody = z.strictObject({
   dateTime,
-  limit: z.number().int().min(1).max(100).nullish().transform((v) => v ?? 10),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .nullish()
+    .transform((v) => v ?? 10),
 });
 
 export const bookingCheckBody = z.strictObject({ dateTime });

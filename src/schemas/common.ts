@@ -6,11 +6,20 @@ import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
 // A lone surrogate or a NUL could not be read back as written (contract section 1).
 const isCleanText = (value: string) => value.isWellFormed() && !value.includes("\0");
 // Factories, not shared objects: zod mutates the options it is given.
-const cleanText = () => ({ message: "must be well-formed Unicode without NUL characters", params: { code: "invalid_string" } });
+const cleanText = () => ({
+  message: "must be well-formed Unicode without NUL characters",
+  params: { code: "invalid_string" },
+});
 
 /** An optional trimmed string of at most `max` characters; absent, null and "" come out as null. */
 export const optionalText = (max: number) =>
-  z.string().trim().max(max).refine(isCleanText, cleanText()).nullish().transform((v) => v || null);
+  z
+    .string()
+    .trim()
+    .max(max)
+    .refine(isCleanText, cleanText())
+    .nullish()
+    .transform((v) => v || null);
 
 /** A required trimmed string; "" and null are refused as missing. */
 export const requiredText = (max: number) =>
@@ -34,7 +43,13 @@ export const optionalEmail = z
   .nullish()
   .transform((v) => v || null);
 
-export const optionalCode = z.number().int().min(0).max(2147483647).nullish().transform((v) => v ?? null);
+export const optionalCode = z
+  .number()
+  .int()
+  .min(0)
+  .max(2147483647)
+  .nullish()
+  .transform((v) => v ?? null);
 
 const badDateTime = (message = "must be an RFC 3339 date-time with a zone, like 2026-11-23T14:00:00Z") => ({
   message,

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { addressFields, LIMITS, optionalCode, optionalDateOrDateTime, optionalEmail, optionalText, phoneFields } from "./common";
+import {
+  addressFields,
+  LIMITS,
+  optionalCode,
+  optionalDateOrDateTime,
+  optionalEmail,
+  optionalText,
+  phoneFields,
+} from "./common";
 
 /** The Lead of spec 2.1: nothing required, `{}` is a valid lead. */
 export const createLeadBody = z.strictObject({
@@ -12,7 +20,11 @@ export const createLeadBody = z.strictObject({
   leadSource: optionalCode,
   accountType: optionalCode,
   rating: optionalCode,
-  estimatedValue: z.number().min(0).nullish().transform((v) => v ?? null),
+  estimatedValue: z
+    .number()
+    .min(0)
+    .nullish()
+    .transform((v) => v ?? null),
   estimatedCloseDate: optionalDateOrDateTime,
   ...addressFields,
 });

@@ -17,7 +17,15 @@ export const problem = z
   })
   .meta({ id: "Problem", description: "RFC 9457 problem details" });
 
-const address = { buildingLocation: text, street1: text, street2: text, city: text, postalCode: text, state: text, country: text };
+const address = {
+  buildingLocation: text,
+  street1: text,
+  street2: text,
+  city: text,
+  postalCode: text,
+  state: text,
+  country: text,
+};
 
 export const lead = z
   .object({
@@ -76,7 +84,9 @@ export const slot = z
   .object({
     start: iso,
     end: iso,
-    localStart: z.string().meta({ example: "2026-11-23T09:00:00-05:00", description: "Org wall-clock time with its offset" }),
+    localStart: z
+      .string()
+      .meta({ example: "2026-11-23T09:00:00-05:00", description: "Org wall-clock time with its offset" }),
     localEnd: z.string().meta({ example: "2026-11-23T10:00:00-05:00" }),
     remaining: z.number().int().meta({ description: "Places left: capacity minus bookings holding the slot" }),
   })
@@ -91,7 +101,13 @@ export const availableAppointments = z
   .meta({ id: "AvailableAppointments" });
 
 export const bookingCheck = z
-  .object({ dateTime: iso, available: z.boolean(), reason: reason.nullable(), slot: slot.nullable(), alternatives: z.array(slot) })
+  .object({
+    dateTime: iso,
+    available: z.boolean(),
+    reason: reason.nullable(),
+    slot: slot.nullable(),
+    alternatives: z.array(slot),
+  })
   .meta({ id: "BookingCheck" });
 
 export const incident = z

@@ -54,7 +54,11 @@ async function measure(baseUrl: string, c: Case): Promise<Result> {
   const headers = headersOf(c.org, c.body !== undefined);
   // Warm-up: the first requests compile code paths and fill the isolate's caches.
   for (let i = 0; i < 20; i++) {
-    const response = await fetch(baseUrl + c.path, { method, headers, body: c.body ? JSON.stringify(c.body()) : undefined });
+    const response = await fetch(baseUrl + c.path, {
+      method,
+      headers,
+      body: c.body ? JSON.stringify(c.body()) : undefined,
+    });
     if (!response.ok) throw new Error(`${c.name}: warm-up answered ${response.status}: ${await response.text()}`);
   }
   const body = c.body;
@@ -97,7 +101,10 @@ async function main() {
     // The per-org rate limit (1,200 a minute) would cap every case: the served
     // configuration is wrangler.toml (its migrations and code) with a limit no benchmark reaches.
     const config = path.join(stateDir, "wrangler.bench.toml");
-    writeFileSync(config, configWithRateLimit(100_000_000, options.config ? path.dirname(path.resolve(options.config)) : ROOT).text);
+    writeFileSync(
+      config,
+      configWithRateLimit(100_000_000, options.config ? path.dirname(path.resolve(options.config)) : ROOT).text,
+    );
     await applyMigrations(stateDir, config);
     const migrateSeconds = seconds(started);
     started = performance.now();
@@ -112,7 +119,9 @@ async function main() {
     const { heavy, empty } = seeded;
     started = performance.now();
     const deepCursor = await cursorAt(server.baseUrl, heavy, DEPTH);
-    console.log(`paged ${DEPTH} contacts deep in ${seconds(started)} s; measuring ${SECONDS} s per case, ${CONNECTIONS} connections`);
+    console.log(
+      `paged ${DEPTH} contacts deep in ${seconds(started)} s; measuring ${SECONDS} s per case, ${CONNECTIONS} connections`,
+    );
 
     const now = Date.now();
     const tomorrow = new Date(now + DAY).toISOString();
@@ -123,24 +132,60 @@ async function main() {
     let booking = 0;
     const cases: Case[] = [
       { name: "GET /health", org: null, path: "/health" },
-      { name: "POST /leads", org: heavy, path: "/api/v1/leads", body: () => ({ firstName: "Bench", lastName: "Lead", email: "lead@example.com" }) },
-      { name: "POST /contacts", org: heavy, path: "/api/v1/contacts", body: () => ({ firstName: "Bench", lastName: "Contact", accountId: heavy.accountId }) },
+      {
+        name: "POST /leads",
+        org: heavy,
+        path: "/api/v1/leads",
+        body: () => ({ firstName: "Bench", lastName: "Lead", email: "lead@example.com" }),
+      },
+      {
+        name: "POST /contacts",
+        org: heavy,
+        path: "/api/v1/contacts",
+        body: () => ({ firstName: "Bench", lastName: "Contact", accountId: heavy.accountId }),
+      },
       { name: "GET /contacts page 1", org: heavy, path: `/api/v1/contacts?limit=${PAGE}` },
       { name: `GET /contacts ${DEPTH} deep`, org: heavy, path: `/api/v1/contacts?limit=${PAGE}&cursor=${deepCursor}` },
-      { name: "GET /contacts?accountId", org: heavy, path: `/api/v1/contacts?limit=${PAGE}&accountId=${heavy.accountId}` },
+      {
+        name: "GET /contacts?accountId",
+        org: heavy,
+        path: `/api/v1/contacts?limit=${PAGE}&accountId=${heavy.accountId}`,
+      },
       { name: "GET /accounts/{id}", org: heavy, path: `/api/v1/accounts/${heavy.accountId}` },
-      { name: "available-appointments, empty org", org: empty, path: "/api/v1/ai-agent/available-appointments", body: () => ({ dateTime: tomorrow, limit: 10 }) },
-      { name: "available-appointments, 20k bookings", org: heavy, path: "/api/v1/ai-agent/available-appointments", body: () => ({ dateTime: tomorrow, limit: 10 }) },
-      { name: "is-booking-available, 20k bookings", org: heavy, path: "/api/v1/ai-agent/is-booking-available", body: () => ({ dateTime: new Date(checked!.start).toISOString() }) },
+      {
+        name: "available-appointments, empty org",
+        org: empty,
+        path: "/api/v1/ai-agent/available-appointments",
+        body: () => ({ dateTime: tomorrow, limit: 10 }),
+      },
+      {
+        name: "available-appointments, 20k bookings",
+        org: heavy,
+        path: "/api/v1/ai-agent/available-appointments",
+        body: () => ({ dateTime: tomorrow, limit: 10 }),
+      },
+      {
+        name: "is-booking-available, 20k bookings",
+        org: heavy,
+        path: "/api/v1/ai-agent/is-booking-available",
+        body: () => ({ dateTime: new Date(checked!.start).toISOString() }),
+      },
       {
         name: "create-incident, 20k bookings",
         org: heavy,
         path: "/api/v1/ai-agent/create-incident",
-        body: () => ({ dateTime: new Date(future[booking++ % future.length]!.start).toISOString(), clientName: "Bench Client", insectName: "Ants" }),
+        body: () => ({
+          dateTime: new Date(future[booking++ % future.length]!.start).toISOString(),
+          clientName: "Bench Client",
+          insectName: "Ants",
+        }),
       },
     ];
 
-    const results: Record<string, { reqPerSec: number; p50: number; p99: number; errors: number; non2xx: number; requests: number }> = {};
+    const results: Record<
+      string,
+      { reqPerSec: number; p50: number; p99: number; errors: number; non2xx: number; requests: number }
+    > = {};
     for (const c of cases) {
       const result = await measure(server.baseUrl, c);
       results[c.name] = {
@@ -167,10 +212,14 @@ async function main() {
     const p50 = (name: string) => results[name]!.p50;
     const ratios = {
       deepPageVsPage1P50: round(p50(`GET /contacts ${DEPTH} deep`) / p50("GET /contacts page 1")),
-      heavyVsEmptyAvailabilityP50: round(p50("available-appointments, 20k bookings") / p50("available-appointments, empty org")),
+      heavyVsEmptyAvailabilityP50: round(
+        p50("available-appointments, 20k bookings") / p50("available-appointments, empty org"),
+      ),
     };
     console.log(`p50 ratio, contacts page ${DEPTH} rows deep / page 1: ${ratios.deepPageVsPage1P50}`);
-    console.log(`p50 ratio, available-appointments with 20,000 bookings / empty org: ${ratios.heavyVsEmptyAvailabilityP50}`);
+    console.log(
+      `p50 ratio, available-appointments with 20,000 bookings / empty org: ${ratios.heavyVsEmptyAvailabilityP50}`,
+    );
 
     const output = path.resolve(options.out);
     mkdirSync(path.dirname(output), { recursive: true });
@@ -179,7 +228,13 @@ async function main() {
       config: options.config ?? "wrangler.toml",
       seconds: SECONDS,
       connections: CONNECTIONS,
-      seeding: { contacts: seeded.contacts, bookings: seeded.bookings, contactsSeconds: round(seeded.contactsSeconds), bookingsSeconds: round(seeded.bookingsSeconds), migrateSeconds },
+      seeding: {
+        contacts: seeded.contacts,
+        bookings: seeded.bookings,
+        contactsSeconds: round(seeded.contactsSeconds),
+        bookingsSeconds: round(seeded.bookingsSeconds),
+        migrateSeconds,
+      },
       results,
       ratios,
     };

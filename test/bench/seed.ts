@@ -21,7 +21,10 @@ export const BENCH_SCHEDULE = {
   minNoticeMinutes: 60,
   horizonDays: 365,
   weeklyHours: Object.fromEntries(
-    (["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const).map((day) => [day, day === "sun" ? [] : [["08:00", "18:00"]]]),
+    (["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const).map((day) => [
+      day,
+      day === "sun" ? [] : [["08:00", "18:00"]],
+    ]),
   ) as Record<"mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun", [string, string][]>,
 };
 /** At most this many seeded bookings per slot, so the benchmark's own bookings still fit (capacity 12). */
@@ -49,7 +52,13 @@ const col = <K extends string>(table: Record<K, { name: string }>, names: K[]) =
 async function newOrg(db: Db, name: string, accountCount: number, now: number): Promise<BenchOrg> {
   const { orgId, apiKey } = await createOrg(db, name, BENCH_SCHEDULE.timeZone, now);
   await storeSchedule(db, orgId, BENCH_SCHEDULE);
-  const rows = Array.from({ length: accountCount }, (_, i) => [newId("acct", now), `Account ${i}`, `account ${i}`, now, now]);
+  const rows = Array.from({ length: accountCount }, (_, i) => [
+    newId("acct", now),
+    `Account ${i}`,
+    `account ${i}`,
+    now,
+    now,
+  ]);
   await bulkInsert(db, "accounts", col(accounts, ["id", "name", "nameLower", "createdAt", "updatedAt"]), orgId, rows);
   return { orgId, apiKey, accountId: rows[0]![0] as string };
 }
@@ -62,14 +71,42 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
     const empty = await newOrg(db, "Bench Empty", 1, now);
 
     let started = performance.now();
-    const accountIds = (await d1.prepare("SELECT id FROM accounts WHERE org_id = ?").bind(heavy.orgId).raw<[string]>()).map(([id]) => id);
+    const accountIds = (
+      await d1.prepare("SELECT id FROM accounts WHERE org_id = ?").bind(heavy.orgId).raw<[string]>()
+    ).map(([id]) => id);
     const contactRows = Array.from({ length: contactCount }, (_, i) => {
       // Distinct creation times, one per second back from now, like a CRM filled over a day.
       const at = now - (contactCount - i) * 1_000;
       const email = `contact${i}@example.com`;
-      return [newId("ct", at), `First${i}`, `Last${i}`, email, email, `+1 555 ${String(i).padStart(7, "0")}`, accountIds[i % accountIds.length], at, at];
+      return [
+        newId("ct", at),
+        `First${i}`,
+        `Last${i}`,
+        email,
+        email,
+        `+1 555 ${String(i).padStart(7, "0")}`,
+        accountIds[i % accountIds.length],
+        at,
+        at,
+      ];
     });
-    await bulkInsert(db, "contacts", col(contacts, ["id", "firstName", "lastName", "email", "emailLower", "mobilePhone", "accountId", "createdAt", "updatedAt"]), heavy.orgId, contactRows);
+    await bulkInsert(
+      db,
+      "contacts",
+      col(contacts, [
+        "id",
+        "firstName",
+        "lastName",
+        "email",
+        "emailLower",
+        "mobilePhone",
+        "accountId",
+        "createdAt",
+        "updatedAt",
+      ]),
+      heavy.orgId,
+      contactRows,
+    );
     const contactsSeconds = (performance.now() - started) / 1000;
 
     started = performance.now();
@@ -84,9 +121,23 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
       if (perSlot[index]! >= SEEDED_PER_SLOT) continue;
       perSlot[index]!++;
       const slot = slots[index]!;
-      bookingRows.push([newId("inc", slot.start), `Client ${n}`, "Ants", accountIds[n % accountIds.length], slot.start, slot.end, slot.start]);
+      bookingRows.push([
+        newId("inc", slot.start),
+        `Client ${n}`,
+        "Ants",
+        accountIds[n % accountIds.length],
+        slot.start,
+        slot.end,
+        slot.start,
+      ]);
     }
-    await bulkInsert(db, "incidents", col(incidents, ["id", "clientName", "insectName", "accountId", "startsAt", "endsAt", "createdAt"]), heavy.orgId, bookingRows);
+    await bulkInsert(
+      db,
+      "incidents",
+      col(incidents, ["id", "clientName", "insectName", "accountId", "startsAt", "endsAt", "createdAt"]),
+      heavy.orgId,
+      bookingRows,
+    );
     const bookingsSeconds = (performance.now() - started) / 1000;
     return { heavy, empty, contacts: contactCount, bookings: bookingRows.length, contactsSeconds, bookingsSeconds };
   } finally {

@@ -11,7 +11,18 @@ let dir: string;
 let orgId: string;
 
 async function count(table: string): Promise<number> {
-  const result = await run("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", dir, "--json", "--command", `SELECT count(*) AS n FROM ${table}`]);
+  const result = await run("npx", [
+    "wrangler",
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--persist-to",
+    dir,
+    "--json",
+    "--command",
+    `SELECT count(*) AS n FROM ${table}`,
+  ]);
   return JSON.parse(result.stdout)[0].results[0].n;
 }
 
@@ -31,11 +42,21 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("accounts import refuses bad input and writes nothing", () => {
   it.each([
-    ["a record without a name and one with an unknown field", "bad.json", '[{"name":"Fine"},{"city":"Boston"},{"name":"X","nmae":"typo"}]', /record 2: name: is required[\s\S]*record 3: nmae: unknown field/],
+    [
+      "a record without a name and one with an unknown field",
+      "bad.json",
+      '[{"name":"Fine"},{"city":"Boston"},{"name":"X","nmae":"typo"}]',
+      /record 2: name: is required[\s\S]*record 3: nmae: unknown field/,
+    ],
     ["a file that is not JSON", "broken.json", '[{"name":', /not valid JSON/],
     ["a JSON object instead of an array", "object.json", '{"name":"A"}', /array/],
     ["a CSV row with too many cells", "cells.csv", "name,city\nA,Boston\nB,Boston,extra\n", /row 3 has 3 cells/],
-    ["a CSV accountType that is not an integer", "type.csv", "name,accountType\nA,1.5\n", /accountType: must be an integer/],
+    [
+      "a CSV accountType that is not an integer",
+      "type.csv",
+      "name,accountType\nA,1.5\n",
+      /accountType: must be an integer/,
+    ],
   ])("%s", async (_case, name, text, message) => {
     const result = await admin(dir, ["accounts", "import", "--org", orgId, "--file", file(name, text)]);
     expect(result.code).not.toBe(0);
@@ -45,7 +66,14 @@ describe("accounts import refuses bad input and writes nothing", () => {
   });
 
   it("refuses an unknown org", async () => {
-    const result = await admin(dir, ["accounts", "import", "--org", "org_unknown", "--file", file("ok.json", '[{"name":"A"}]')]);
+    const result = await admin(dir, [
+      "accounts",
+      "import",
+      "--org",
+      "org_unknown",
+      "--file",
+      file("ok.json", '[{"name":"A"}]'),
+    ]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/unknown org: org_unknown/);
     expect(await count("accounts")).toBe(0);

@@ -11,7 +11,20 @@ it("npm run bench runs end to end and writes every figure", { timeout: 180_000 }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-bench-smoke-"));
   try {
     const out = path.join(dir, "results.json");
-    const args = ["--seconds", "1", "--connections", "2", "--contacts", "3000", "--bookings", "600", "--depth", "2000", "--out", out];
+    const args = [
+      "--seconds",
+      "1",
+      "--connections",
+      "2",
+      "--contacts",
+      "3000",
+      "--bookings",
+      "600",
+      "--depth",
+      "2000",
+      "--out",
+      out,
+    ];
     const result = await run("npx", ["tsx", "test/bench/bench.ts", ...args], 170_000);
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));

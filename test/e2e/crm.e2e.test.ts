@@ -8,8 +8,18 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTH_CACHE_TTL_MS } from "../../src/middleware/auth";
-import { type ApiResponse, admin, applyMigrations, DevServer, freePort, jsonLine, type RequestOptions, request, type Tenant } from "./harness";
 import { expectProblem } from "../read-response";
+import {
+  type ApiResponse,
+  admin,
+  applyMigrations,
+  DevServer,
+  freePort,
+  jsonLine,
+  type RequestOptions,
+  request,
+  type Tenant,
+} from "./harness";
 
 interface Org extends Tenant {
   keyId: string;
@@ -23,7 +33,27 @@ interface KeyList {
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const LEAD_FIELDS = ["firstName", "lastName", "title", "companyName", "email", "mobilePhone", "businessPhone", "leadSource", "accountType", "rating", "estimatedValue", "estimatedCloseDate", "buildingLocation", "street1", "street2", "city", "postalCode", "state", "country"];
+const LEAD_FIELDS = [
+  "firstName",
+  "lastName",
+  "title",
+  "companyName",
+  "email",
+  "mobilePhone",
+  "businessPhone",
+  "leadSource",
+  "accountType",
+  "rating",
+  "estimatedValue",
+  "estimatedCloseDate",
+  "buildingLocation",
+  "street1",
+  "street2",
+  "city",
+  "postalCode",
+  "state",
+  "country",
+];
 
 let stateDir: string | undefined;
 let server: DevServer | undefined;
@@ -40,14 +70,21 @@ beforeAll(async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-"));
   stateDir = dir;
   const jsonFile = path.join(dir, "accounts-a.json");
-  fs.writeFileSync(jsonFile, JSON.stringify([{ name: "Acme Apartments", city: "Boston" }, { name: "Blue Bakery", accountType: 2 }]));
+  fs.writeFileSync(
+    jsonFile,
+    JSON.stringify([
+      { name: "Acme Apartments", city: "Boston" },
+      { name: "Blue Bakery", accountType: 2 },
+    ]),
+  );
   const csvFile = path.join(dir, "accounts-b.csv");
   fs.writeFileSync(csvFile, 'name,accountType,city\n"Corner Cafe, Inc.",1,Springfield\n');
 
   await applyMigrations(dir);
   const dev = await DevServer.start(dir, await freePort());
   server = dev; // boots while the CLI provisions the orgs
-  const createOrg = async (name: string) => jsonLine<Org>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
+  const createOrg = async (name: string) =>
+    jsonLine<Org>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
   // One CLI at a time: two processes writing the same SQLite file can meet SQLITE_BUSY.
   orgA = await createOrg("Org A");
   orgB = await createOrg("Org B");
@@ -73,7 +110,6 @@ async function call(tenant: Tenant | null, urlPath: string, options: RequestOpti
 const asA = (urlPath: string, options?: RequestOptions) => call(orgA, urlPath, options);
 const asB = (urlPath: string, options?: RequestOptions) => call(orgB, urlPath, options);
 
-
 function expectFieldError(res: ApiResponse, field: string, code: string) {
   expectProblem(res, 422, "validation_failed");
   expect(res.body.errors).toContainEqual({ path: field, code, message: expect.any(String) });
@@ -84,7 +120,11 @@ const withoutRequestId = ({ requestId: _ignored, ...rest }: Record<string, unkno
 describe("admin CLI", () => {
   it("creates orgs with their first key", () => {
     for (const org of [orgA, orgB]) {
-      expect(org).toEqual({ orgId: expect.stringMatching(/^org_/), keyId: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^fsk_/) });
+      expect(org).toEqual({
+        orgId: expect.stringMatching(/^org_/),
+        keyId: expect.stringMatching(/^key_/),
+        apiKey: expect.stringMatching(/^fsk_/),
+      });
     }
     expect(orgA.orgId).not.toBe(orgB.orgId);
   });
@@ -92,13 +132,19 @@ describe("admin CLI", () => {
   it("imports accounts from JSON and from CSV with a quoted comma", () => {
     expect(importA.imported).toBe(2);
     expect(importA.accounts.map((x) => x.name)).toEqual(["Acme Apartments", "Blue Bakery"]);
-    expect(importB).toEqual({ imported: 1, accounts: [{ id: expect.stringMatching(/^acct_/), name: "Corner Cafe, Inc." }] });
+    expect(importB).toEqual({
+      imported: 1,
+      accounts: [{ id: expect.stringMatching(/^acct_/), name: "Corner Cafe, Inc." }],
+    });
     for (const account of importA.accounts) expect(account.id).toMatch(/^acct_/);
   });
 
   it("creates a key that works at once, revokes it under the running server (refused within the cache bound), and lists keys without secrets", async () => {
     const dir = stateDir!;
-    const extra = jsonLine<{ keyId: string; apiKey: string }>(await admin(dir, ["key", "create", "--org", orgA.orgId]), "key create");
+    const extra = jsonLine<{ keyId: string; apiKey: string }>(
+      await admin(dir, ["key", "create", "--org", orgA.orgId]),
+      "key create",
+    );
     expect(extra).toEqual({ keyId: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^fsk_/) });
     const asExtra = () => call({ orgId: orgA.orgId, apiKey: extra.apiKey }, "/api/v1/contacts?limit=1");
     expect((await asExtra()).status).toBe(200);
@@ -113,7 +159,11 @@ describe("admin CLI", () => {
       after = await asExtra();
     }
     const refused = expectProblem(after, 401, "unauthenticated");
-    const unknownKey = expectProblem(await call({ orgId: orgA.orgId, apiKey: `fsk_${"Z".repeat(40)}` }, "/api/v1/contacts?limit=1"), 401, "unauthenticated");
+    const unknownKey = expectProblem(
+      await call({ orgId: orgA.orgId, apiKey: `fsk_${"Z".repeat(40)}` }, "/api/v1/contacts?limit=1"),
+      401,
+      "unauthenticated",
+    );
     expect(withoutRequestId(refused)).toEqual(withoutRequestId(unknownKey));
 
     const listed = await admin(dir, ["key", "list", "--org", orgA.orgId]);
@@ -122,8 +172,14 @@ describe("admin CLI", () => {
     expect(listed.stdout).not.toContain(orgA.apiKey);
     for (const key of keys) expect(Object.keys(key).sort()).toEqual(["createdAt", "keyId", "lastUsedAt", "revokedAt"]);
     expect(keys.map((k) => k.keyId).sort()).toEqual([orgA.keyId, extra.keyId].sort());
-    expect(keys.find((k) => k.keyId === orgA.keyId)).toMatchObject({ createdAt: expect.stringMatching(ISO), revokedAt: null });
-    expect(keys.find((k) => k.keyId === extra.keyId)).toMatchObject({ createdAt: expect.stringMatching(ISO), revokedAt: expect.stringMatching(ISO) });
+    expect(keys.find((k) => k.keyId === orgA.keyId)).toMatchObject({
+      createdAt: expect.stringMatching(ISO),
+      revokedAt: null,
+    });
+    expect(keys.find((k) => k.keyId === extra.keyId)).toMatchObject({
+      createdAt: expect.stringMatching(ISO),
+      revokedAt: expect.stringMatching(ISO),
+    });
   });
 
   it("refuses an unknown org with an error on stderr and nothing on stdout", async () => {
@@ -197,7 +253,9 @@ describe("leads", () => {
     expect(naive.body.errors).toContainEqual(expect.objectContaining({ path: "estimatedCloseDate" }));
     const typo = await asA("/api/v1/leads", { json: { firstname: "x" } });
     expectFieldError(typo, "firstname", "unknown_field");
-    expect(typo.body.errors.find((e: { path: string }) => e.path === "firstname").message).toContain("did you mean 'firstName'");
+    expect(typo.body.errors.find((e: { path: string }) => e.path === "firstname").message).toContain(
+      "did you mean 'firstName'",
+    );
   });
 });
 
@@ -206,8 +264,19 @@ describe("accounts and contacts across orgs", () => {
     const [acme, blue] = importA.accounts;
     const own = await asA(`/api/v1/accounts/${acme!.id}`);
     expect(own.status, own.text).toBe(200);
-    expect(own.body).toMatchObject({ id: acme!.id, name: "Acme Apartments", accountType: null, city: "Boston", createdAt: expect.stringMatching(ISO), updatedAt: expect.stringMatching(ISO) });
-    expect((await asA(`/api/v1/accounts/${blue!.id}`)).body).toMatchObject({ name: "Blue Bakery", accountType: 2, city: null });
+    expect(own.body).toMatchObject({
+      id: acme!.id,
+      name: "Acme Apartments",
+      accountType: null,
+      city: "Boston",
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
+    });
+    expect((await asA(`/api/v1/accounts/${blue!.id}`)).body).toMatchObject({
+      name: "Blue Bakery",
+      accountType: 2,
+      city: null,
+    });
     const csv = await asB(`/api/v1/accounts/${importB.accounts[0]!.id}`);
     expect(csv.body).toMatchObject({ name: "Corner Cafe, Inc.", accountType: 1, city: "Springfield" });
 
@@ -220,10 +289,20 @@ describe("accounts and contacts across orgs", () => {
     const accountId = importA.accounts[0]!.id;
     const res = await asA("/api/v1/contacts", { json: { firstName: "Ann", accountId } });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ id: expect.stringMatching(/^ct_/), firstName: "Ann", accountId, createdAt: expect.stringMatching(ISO), updatedAt: expect.stringMatching(ISO) });
+    expect(res.body).toMatchObject({
+      id: expect.stringMatching(/^ct_/),
+      firstName: "Ann",
+      accountId,
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
+    });
     orgAContactIds.push(res.body.id);
 
-    expectFieldError(await asB("/api/v1/contacts", { json: { firstName: "Ann", accountId } }), "accountId", "account_not_found");
+    expectFieldError(
+      await asB("/api/v1/contacts", { json: { firstName: "Ann", accountId } }),
+      "accountId",
+      "account_not_found",
+    );
     const list = await asB("/api/v1/contacts");
     expect(list.status).toBe(200);
     expect(list.body).toEqual({ data: [], hasMore: false, nextCursor: null });
@@ -234,7 +313,9 @@ describe("contact pagination", () => {
   it("pages through every contact exactly once, in (createdAt, id) order", async () => {
     const names = Array.from({ length: 25 }, (_, i) => `P${String(i + 1).padStart(2, "0")}`);
     for (let i = 0; i < names.length; i += 5) {
-      const created = await Promise.all(names.slice(i, i + 5).map((firstName) => asA("/api/v1/contacts", { json: { firstName } })));
+      const created = await Promise.all(
+        names.slice(i, i + 5).map((firstName) => asA("/api/v1/contacts", { json: { firstName } })),
+      );
       for (const res of created) {
         expect(res.status, res.text).toBe(200);
         orgAContactIds.push(res.body.id);
@@ -245,7 +326,9 @@ describe("contact pagination", () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await asA(`/api/v1/contacts?limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
+      const res = await asA(
+        `/api/v1/contacts?limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+      );
       expect(res.status, res.text).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(["data", "hasMore", "nextCursor"]);
       if (res.body.hasMore) {
@@ -263,10 +346,18 @@ describe("contact pagination", () => {
     const ids = seen.map((c) => c.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual([...orgAContactIds].sort());
-    expect(seen.filter((c) => /^P\d\d$/.test(c.firstName)).map((c) => c.firstName).sort()).toEqual(names);
+    expect(
+      seen
+        .filter((c) => /^P\d\d$/.test(c.firstName))
+        .map((c) => c.firstName)
+        .sort(),
+    ).toEqual(names);
     for (let i = 1; i < seen.length; i++) {
       const [prev, next] = [seen[i - 1]!, seen[i]!];
-      expect(prev.createdAt < next.createdAt || (prev.createdAt === next.createdAt && prev.id < next.id), `${prev.id} before ${next.id}`).toBe(true);
+      expect(
+        prev.createdAt < next.createdAt || (prev.createdAt === next.createdAt && prev.id < next.id),
+        `${prev.id} before ${next.id}`,
+      ).toBe(true);
     }
   });
 
@@ -299,7 +390,8 @@ describe("error responses", () => {
   });
 
   it("checks media type, size and JSON syntax of bodies", async () => {
-    const post = (raw: string, contentType = "application/json") => asA("/api/v1/leads", { raw, headers: { "Content-Type": contentType } });
+    const post = (raw: string, contentType = "application/json") =>
+      asA("/api/v1/leads", { raw, headers: { "Content-Type": contentType } });
     expectProblem(await post('{"firstName":"x"}', "text/plain"), 415, "unsupported_media_type");
     expectProblem(await post(`{"firstName":"${"x".repeat(70_000)}"}`), 413, "payload_too_large");
     expectProblem(await post("{not json"), 400, "malformed_json");
@@ -314,7 +406,8 @@ describe("tenant isolation and request ids, over everything above", () => {
     expect(orgAContactIds.length).toBeGreaterThan(0);
     expect(bodiesSeenByB.length).toBeGreaterThan(5);
     for (const text of bodiesSeenByB) {
-      for (const secret of [...orgAContactIds, orgA.orgId, "Acme Apartments", "Blue Bakery"]) expect(text).not.toContain(secret);
+      for (const secret of [...orgAContactIds, orgA.orgId, "Acme Apartments", "Blue Bakery"])
+        expect(text).not.toContain(secret);
     }
   });
 

@@ -48,8 +48,19 @@ export function run(command: string, args: string[], timeoutMs = 60_000): Promis
 }
 
 export async function applyMigrations(stateDir: string, config?: string): Promise<void> {
-  const result = await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir, ...(config ? ["--config", config] : [])]);
-  if (result.code !== 0) throw new Error(`migrations failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
+  const result = await run("npx", [
+    "wrangler",
+    "d1",
+    "migrations",
+    "apply",
+    "DB",
+    "--local",
+    "--persist-to",
+    stateDir,
+    ...(config ? ["--config", config] : []),
+  ]);
+  if (result.code !== 0)
+    throw new Error(`migrations failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
 }
 
 /** `npx tsx src/cli/main.ts <args> --persist-to <dir> --json`. */
@@ -60,7 +71,9 @@ export const admin = (stateDir: string, args: string[]) =>
 export function jsonLine<T>(result: RunResult, what: string): T {
   const lines = result.stdout.split("\n").filter((line) => line.trim() !== "");
   if (result.code !== 0 || lines.length !== 1) {
-    throw new Error(`${what}: exit ${result.code}, ${lines.length} stdout line(s)\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+    throw new Error(
+      `${what}: exit ${result.code}, ${lines.length} stdout line(s)\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+    );
   }
   return JSON.parse(lines[0]!) as T;
 }
@@ -86,8 +99,14 @@ export function freePort(): Promise<number> {
 export function configWithRateLimit(limit: number, root = ROOT): { text: string; original: string } {
   const original = fs.readFileSync(path.join(root, "wrangler.toml"), "utf8");
   const text = original
-    .replace(/^(\s*main\s*=\s*)"([^"]+)"/m, (_m, lead: string, file: string) => `${lead}${JSON.stringify(path.resolve(root, file))}`)
-    .replace(/^(\s*migrations_dir\s*=\s*)"([^"]+)"/gm, (_m, lead: string, dir: string) => `${lead}${JSON.stringify(path.resolve(root, dir))}`)
+    .replace(
+      /^(\s*main\s*=\s*)"([^"]+)"/m,
+      (_m, lead: string, file: string) => `${lead}${JSON.stringify(path.resolve(root, file))}`,
+    )
+    .replace(
+      /^(\s*migrations_dir\s*=\s*)"([^"]+)"/gm,
+      (_m, lead: string, dir: string) => `${lead}${JSON.stringify(path.resolve(root, dir))}`,
+    )
     .replace(/^(\s*simple\s*=\s*\{\s*limit\s*=\s*)\d+(\s*,\s*period\s*=\s*60\s*\})/m, `$1${limit}$2`);
   return { text, original };
 }
@@ -124,7 +143,21 @@ export class DevServer {
   /** Each server gets its own free inspector port too: suites run in parallel, and wrangler's default (9229) is shared. */
   static async start(stateDir: string, port: number, extraArgs: string[] = []): Promise<DevServer> {
     const inspector = await freePort();
-    const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--persist-to", stateDir, "--log-level", "warn", ...extraArgs];
+    const args = [
+      "wrangler",
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspector),
+      "--persist-to",
+      stateDir,
+      "--log-level",
+      "warn",
+      ...extraArgs,
+    ];
     const child = spawn("npx", args, { cwd: ROOT, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     return new DevServer(child, `http://127.0.0.1:${port}`);
   }
@@ -137,7 +170,8 @@ export class DevServer {
   async waitUntilHealthy(timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.exitCode !== undefined) throw new Error(`wrangler dev exited (${this.exitCode}) before it was healthy:\n${this.log}`);
+      if (this.exitCode !== undefined)
+        throw new Error(`wrangler dev exited (${this.exitCode}) before it was healthy:\n${this.log}`);
       try {
         const response = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
         await response.arrayBuffer();
@@ -189,7 +223,12 @@ export interface RequestOptions {
 }
 
 /** One HTTP call as `tenant` (no credentials when null); the body is parsed when it is JSON. */
-export async function request(baseUrl: string, tenant: Tenant | null, urlPath: string, options: RequestOptions = {}): Promise<ApiResponse> {
+export async function request(
+  baseUrl: string,
+  tenant: Tenant | null,
+  urlPath: string,
+  options: RequestOptions = {},
+): Promise<ApiResponse> {
   const headers: Record<string, string> = {
     ...(tenant ? { "X-API-KEY": tenant.apiKey, "X-ORG-ID": tenant.orgId } : {}),
     ...(options.json !== undefined ? { "Content-Type": "application/json" } : {}),

@@ -12,9 +12,21 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiResponse, admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, type RequestOptions, request, run, type Tenant } from "./harness";
-import { OPEN_ALWAYS } from "../schedules";
 import { expectProblem } from "../read-response";
+import { OPEN_ALWAYS } from "../schedules";
+import {
+  type ApiResponse,
+  admin,
+  applyMigrations,
+  configWithRateLimit,
+  DevServer,
+  freePort,
+  jsonLine,
+  type RequestOptions,
+  request,
+  run,
+  type Tenant,
+} from "./harness";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -48,7 +60,8 @@ let orgA: Tenant; // rate-limit server
 let orgB: Tenant; // rate-limit server
 
 // CLI runs are sequential: parallel ones on one local database can fail with SQLITE_BUSY.
-const createOrg = async (dir: string, name: string) => jsonLine<Tenant>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
+const createOrg = async (dir: string, name: string) =>
+  jsonLine<Tenant>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
 
 beforeAll(async () => {
   idemDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-idem-"));
@@ -58,8 +71,22 @@ beforeAll(async () => {
   fs.writeFileSync(configFile, limitConfig.text);
 
   await applyMigrations(idemDir);
-  const migrated = await run("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", limitDir, "--config", configFile]);
-  if (migrated.code !== 0) throw new Error(`migrations (low-limit config) failed (exit ${migrated.code}):\n${migrated.stdout}\n${migrated.stderr}`);
+  const migrated = await run("npx", [
+    "wrangler",
+    "d1",
+    "migrations",
+    "apply",
+    "DB",
+    "--local",
+    "--persist-to",
+    limitDir,
+    "--config",
+    configFile,
+  ]);
+  if (migrated.code !== 0)
+    throw new Error(
+      `migrations (low-limit config) failed (exit ${migrated.code}):\n${migrated.stdout}\n${migrated.stderr}`,
+    );
 
   idemServer = await DevServer.start(idemDir, await freePort());
   limitServer = await DevServer.start(limitDir, await freePort(), ["--config", configFile]);
@@ -91,7 +118,6 @@ function idem(tenant: Tenant | null, urlPath: string, options: RequestOptions = 
 
 const withKey = (key: string, json: unknown): RequestOptions => ({ json, headers: { "Idempotency-Key": key } });
 const replayedHeader = (res: ApiResponse) => res.headers.get("Idempotent-Replayed");
-
 
 function expectReplayOf(res: ApiResponse, first: ApiResponse) {
   expect(res.status, res.text).toBe(first.status);
@@ -130,7 +156,8 @@ describe("Idempotency-Key over HTTP", () => {
     expect(first.status, first.text).toBe(200);
     expect(replayedHeader(first)).toBeNull();
     expect(first.body.appointment.remaining).toBe(CAPACITY - 1);
-    for (let i = 0; i < 2; i++) expectReplayOf(await idem(orgI, "/api/v1/ai-agent/create-incident", withKey("e2e-incident", incident)), first);
+    for (let i = 0; i < 2; i++)
+      expectReplayOf(await idem(orgI, "/api/v1/ai-agent/create-incident", withKey("e2e-incident", incident)), first);
     expect(await remainingAt(orgI, dateTime)).toBe(CAPACITY - 1);
   });
 
@@ -138,11 +165,17 @@ describe("Idempotency-Key over HTTP", () => {
     const dateTime = at(2, 15);
     expect(await remainingAt(orgI, dateTime)).toBe(CAPACITY);
     const incident = { dateTime, clientName: "Racer", insectName: "termites" };
-    const responses = await Promise.all(Array.from({ length: RACERS }, () => idem(orgI, "/api/v1/ai-agent/create-incident", withKey("e2e-race", incident))));
+    const responses = await Promise.all(
+      Array.from({ length: RACERS }, () =>
+        idem(orgI, "/api/v1/ai-agent/create-incident", withKey("e2e-race", incident)),
+      ),
+    );
 
     const ok = responses.filter((res) => res.status === 200);
     const busy = responses.filter((res) => res.status !== 200);
-    console.log(`idempotent race: ${RACERS} requests, ${ok.length} 200 (${ok.filter((r) => replayedHeader(r) === "true").length} replayed), ${busy.length} other`);
+    console.log(
+      `idempotent race: ${RACERS} requests, ${ok.length} 200 (${ok.filter((r) => replayedHeader(r) === "true").length} replayed), ${busy.length} other`,
+    );
     for (const res of busy) expectProblem(res, 409, "idempotency_in_progress");
     const fresh = ok.filter((res) => replayedHeader(res) === null);
     expect(fresh).toHaveLength(1);
@@ -184,7 +217,9 @@ describe(`the real RATE_LIMITER binding (${LIMIT} requests a minute per org)`, (
     const keys = differing.map(([a]) => a.split("=")[0]!.trim());
     expect(new Set(keys)).toEqual(new Set(["main", "migrations_dir", "simple"]));
     expect(keys.filter((key) => key === "main" || key === "simple")).toHaveLength(2);
-    expect(differing.find(([a]) => a.trim().startsWith("simple"))?.[1]).toMatch(new RegExp(`limit = ${LIMIT}, period = 60 }`));
+    expect(differing.find(([a]) => a.trim().startsWith("simple"))?.[1]).toMatch(
+      new RegExp(`limit = ${LIMIT}, period = 60 }`),
+    );
     expect(databaseIds(limitConfig.text)).toEqual(databaseIds(limitConfig.original));
     expect(databaseIds(limitConfig.text).length).toBeGreaterThan(0);
   });
@@ -225,7 +260,11 @@ describe(`the real RATE_LIMITER binding (${LIMIT} requests a minute per org)`, (
     // Still refused, whatever the operation, while the window lasts; the
     // checks that come before the limit still answer first.
     expectProblem(await limited(orgA, "/api/v1/contacts"), 429, "rate_limited");
-    expectProblem(await limited(orgA, "/api/v1/leads", { raw: "x", headers: { "Content-Type": "text/plain" } }), 429, "rate_limited");
+    expectProblem(
+      await limited(orgA, "/api/v1/leads", { raw: "x", headers: { "Content-Type": "text/plain" } }),
+      429,
+      "rate_limited",
+    );
     expectProblem(await limited(orgA, "/api/v1/nope"), 404, "not_found");
     expectProblem(await limited(orgA, "/api/v1/leads"), 405, "method_not_allowed");
     expectProblem(await limited(badKey, "/api/v1/contacts"), 401, "unauthenticated");

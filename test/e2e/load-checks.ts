@@ -37,9 +37,15 @@ export interface Violations {
   remainingWrong: string[];
 }
 
-type SendAs = (org: LoadOrg, method: "GET" | "POST", urlPath: string, json?: unknown) => Promise<{ status: number; body: { [key: string]: unknown } }>;
+type SendAs = (
+  org: LoadOrg,
+  method: "GET" | "POST",
+  urlPath: string,
+  json?: unknown,
+) => Promise<{ status: number; body: { [key: string]: unknown } }>;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 /** Every `remaining` member anywhere in a body. */
 function remainings(value: unknown, out: number[] = []): number[] {
@@ -58,7 +64,11 @@ async function listedContacts(org: LoadOrg, sendAs: SendAs): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
-    const res = await sendAs(org, "GET", `/api/v1/contacts?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    const res = await sendAs(
+      org,
+      "GET",
+      `/api/v1/contacts?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
     if (res.status !== 200) throw new Error(`listing contacts: ${res.status} ${JSON.stringify(res.body)}`);
     ids.push(...(res.body.data as { id: string }[]).map((contact) => contact.id));
     cursor = res.body.nextCursor as string | null;
@@ -67,11 +77,23 @@ async function listedContacts(org: LoadOrg, sendAs: SendAs): Promise<string[]> {
   throw new Error("more than 100 pages of contacts");
 }
 
-const TABLE: Partial<Record<Kind, keyof StoredRows>> = { "create-lead": "leads", "create-contact": "contacts", "create-incident": "incidents" };
+const TABLE: Partial<Record<Kind, keyof StoredRows>> = {
+  "create-lead": "leads",
+  "create-contact": "contacts",
+  "create-incident": "incidents",
+};
 
-export async function summarise(input: { orgs: LoadOrg[]; slotsOf: Map<string, Slot[]>; outcomes: Outcome[]; stored: StoredRows; send: SendAs }) {
+export async function summarise(input: {
+  orgs: LoadOrg[];
+  slotsOf: Map<string, Slot[]>;
+  outcomes: Outcome[];
+  stored: StoredRows;
+  send: SendAs;
+}) {
   const { orgs, slotsOf, outcomes, stored, send } = input;
-  const requests = outcomes.filter((o): o is Outcome & { kind: Kind; org: LoadOrg } => o.kind !== "health" && o.org !== undefined);
+  const requests = outcomes.filter(
+    (o): o is Outcome & { kind: Kind; org: LoadOrg } => o.kind !== "health" && o.org !== undefined,
+  );
   const v: Violations = {
     serverErrors: 0,
     networkErrors: 0,
@@ -84,10 +106,24 @@ export async function summarise(input: { orgs: LoadOrg[]; slotsOf: Map<string, S
     negativeRemaining: 0,
     remainingWrong: [],
   };
-  const byKind = Object.fromEntries(["list-contacts", "get-account", "available-appointments", "is-booking-available", "create-lead", "create-contact", "create-incident"].map((k) => [k, 0])) as Record<Kind, number>;
+  const byKind = Object.fromEntries(
+    [
+      "list-contacts",
+      "get-account",
+      "available-appointments",
+      "is-booking-available",
+      "create-lead",
+      "create-contact",
+      "create-incident",
+    ].map((k) => [k, 0]),
+  ) as Record<Kind, number>;
   const byStatus: Record<string, number> = {};
   // Per table: id → org of each acknowledged write. Per slot (org + start): bookings answered 200, and whether one was refused as full.
-  const acknowledged: Record<keyof StoredRows, Map<string, string>> = { leads: new Map(), contacts: new Map(), incidents: new Map() };
+  const acknowledged: Record<keyof StoredRows, Map<string, string>> = {
+    leads: new Map(),
+    contacts: new Map(),
+    incidents: new Map(),
+  };
   const booked = new Map<string, number>();
   const refusedFull = new Map<string, number>();
 
@@ -99,7 +135,12 @@ export async function summarise(input: { orgs: LoadOrg[]; slotsOf: Map<string, S
     if (o.status === 0) v.networkErrors++;
     else if (o.status >= 500) v.serverErrors++;
     else if (o.status === 429) v.tooManyRequests++;
-    else if (o.kind === "create-incident" && o.status === 409 && o.body?.code === "slot_unavailable" && o.body?.reason === "fully_booked") {
+    else if (
+      o.kind === "create-incident" &&
+      o.status === 409 &&
+      o.body?.code === "slot_unavailable" &&
+      o.body?.reason === "fully_booked"
+    ) {
       const key = `${o.org.orgId} ${(o.sentBody as { dateTime: string }).dateTime}`;
       refusedFull.set(key, (refusedFull.get(key) ?? 0) + 1);
     } else if (o.status !== 200) v.unexpected.push(what);
@@ -120,14 +161,19 @@ export async function summarise(input: { orgs: LoadOrg[]; slotsOf: Map<string, S
   // Lost writes: acknowledged but not in D1, or (contacts) not in the paged list; unacknowledged: in D1 with no 200.
   for (const table of ["leads", "contacts", "incidents"] as const) {
     const inD1 = new Map(stored[table].map((row) => [row.id, row.org_id]));
-    for (const [id, orgId] of acknowledged[table]) if (inD1.get(id) !== orgId) v.lostWrites.push(`${table} ${id} (org ${orgId}) is not in D1`);
-    for (const [id, orgId] of inD1) if (!acknowledged[table].has(id)) v.unacknowledged.push(`${table} ${id} (org ${orgId})`);
+    for (const [id, orgId] of acknowledged[table])
+      if (inD1.get(id) !== orgId) v.lostWrites.push(`${table} ${id} (org ${orgId}) is not in D1`);
+    for (const [id, orgId] of inD1)
+      if (!acknowledged[table].has(id)) v.unacknowledged.push(`${table} ${id} (org ${orgId})`);
   }
   for (const org of orgs) {
     const listed = await listedContacts(org, send);
-    if (new Set(listed).size !== listed.length) v.lostWrites.push(`org ${org.orgId}: the contact list shows a contact twice`);
+    if (new Set(listed).size !== listed.length)
+      v.lostWrites.push(`org ${org.orgId}: the contact list shows a contact twice`);
     const seen = new Set(listed);
-    for (const [id, orgId] of acknowledged.contacts) if (orgId === org.orgId && !seen.has(id)) v.lostWrites.push(`contacts ${id} is not listed by GET /api/v1/contacts`);
+    for (const [id, orgId] of acknowledged.contacts)
+      if (orgId === org.orgId && !seen.has(id))
+        v.lostWrites.push(`contacts ${id} is not listed by GET /api/v1/contacts`);
   }
 
   // Slots: never more bookings than places (D1 and 200s); exactly min(attempts, capacity); remaining read back right.
@@ -137,20 +183,27 @@ export async function summarise(input: { orgs: LoadOrg[]; slotsOf: Map<string, S
   for (const org of orgs) {
     for (const slot of slotsOf.get(org.orgId) ?? []) {
       const key = `${org.orgId} ${slot.start}`;
-      const inD1 = stored.incidents.filter((row) => row.org_id === org.orgId && row.starts_at === Date.parse(slot.start)).length;
+      const inD1 = stored.incidents.filter(
+        (row) => row.org_id === org.orgId && row.starts_at === Date.parse(slot.start),
+      ).length;
       const answered = booked.get(key) ?? 0;
       places += org.capacity;
       bookedTotal += inD1;
-      if (inD1 > org.capacity || answered > org.capacity) v.overbooked.push(`${key}: ${inD1} in D1, ${answered} answered 200, capacity ${org.capacity}`);
+      if (inD1 > org.capacity || answered > org.capacity)
+        v.overbooked.push(`${key}: ${inD1} in D1, ${answered} answered 200, capacity ${org.capacity}`);
       const refused = refusedFull.get(key) ?? 0;
       if (refused > 0) contested++;
       if (inD1 !== Math.min(answered + refused, org.capacity)) {
-        v.underbooked.push(`${key}: ${inD1} in D1 after ${answered + refused} attempts (${refused} refused as full), capacity ${org.capacity}`);
+        v.underbooked.push(
+          `${key}: ${inD1} in D1 after ${answered + refused} attempts (${refused} refused as full), capacity ${org.capacity}`,
+        );
       }
       const check = await send(org, "POST", "/api/v1/ai-agent/is-booking-available", { dateTime: slot.start });
       const remaining = (check.body.slot as { remaining?: number } | null)?.remaining;
       if (check.status !== 200 || remaining !== Math.max(0, org.capacity - inD1)) {
-        v.remainingWrong.push(`${key}: remaining ${remaining} (status ${check.status}), capacity ${org.capacity}, ${inD1} in D1`);
+        v.remainingWrong.push(
+          `${key}: remaining ${remaining} (status ${check.status}), capacity ${org.capacity}, ${inD1} in D1`,
+        );
       }
     }
   }

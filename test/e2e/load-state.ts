@@ -32,7 +32,9 @@ const scheduleOf = (capacity: number) => ({
   capacity,
   minNoticeMinutes: 0,
   horizonDays: 3,
-  weeklyHours: Object.fromEntries(["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((day) => [day, [["10:00", "12:00"]]])),
+  weeklyHours: Object.fromEntries(
+    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((day) => [day, [["10:00", "12:00"]]]),
+  ),
   closedDates: [],
 });
 
@@ -49,7 +51,10 @@ export async function provisionOrgs(stateDir: string, count: number): Promise<Lo
       fs.writeFileSync(scheduleFile, JSON.stringify(scheduleOf(capacity)));
       await storeSchedule(db, orgId, parseScheduleFile(fs.readFileSync(scheduleFile, "utf8"), scheduleFile));
       const accountsFile = path.join(stateDir, `accounts-${i}.json`);
-      fs.writeFileSync(accountsFile, JSON.stringify([0, 1, 2].map((n) => ({ name: `Load Customer ${i}-${n}`, city: "Springfield" }))));
+      fs.writeFileSync(
+        accountsFile,
+        JSON.stringify([0, 1, 2].map((n) => ({ name: `Load Customer ${i}-${n}`, city: "Springfield" }))),
+      );
       const { accounts } = await importAccounts(db, orgId, accountsFile);
       orgs.push({ orgId, apiKey, capacity, accounts });
     }
@@ -70,7 +75,13 @@ export async function readRows(stateDir: string, orgIds: string[]): Promise<Stor
   const { d1, dispose } = await local(stateDir);
   try {
     const inOrgs = `org_id IN (${orgIds.map((_, i) => `?${i + 1}`).join(", ")})`;
-    const read = async <T>(sql: string) => (await d1.prepare(`${sql} WHERE ${inOrgs}`).bind(...orgIds).all<T>()).results;
+    const read = async <T>(sql: string) =>
+      (
+        await d1
+          .prepare(`${sql} WHERE ${inOrgs}`)
+          .bind(...orgIds)
+          .all<T>()
+      ).results;
     return {
       leads: await read("SELECT id, org_id FROM leads"),
       contacts: await read("SELECT id, org_id FROM contacts"),

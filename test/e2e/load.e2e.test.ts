@@ -9,10 +9,17 @@ import { figures, runLoad } from "./load";
 
 describe("mixed traffic under load", () => {
   it("50 connections for 8 s: no 5xx, no lost write, no overbooked slot, no 429", async () => {
-    const report = await runLoad({ durationMs: 8_000, connections: 50, orgs: 5, maxRequests: 20_000, baselineMs: 1_000 });
+    const report = await runLoad({
+      durationMs: 8_000,
+      connections: 50,
+      orgs: 5,
+      maxRequests: 20_000,
+      baselineMs: 1_000,
+    });
     process.stderr.write(`${figures(report)}\n`);
     expect(report.requests).toBeGreaterThan(0);
-    for (const kind of Object.keys(report.byKind) as (keyof typeof report.byKind)[]) expect(report.byKind[kind], kind).toBeGreaterThan(0);
+    for (const kind of Object.keys(report.byKind) as (keyof typeof report.byKind)[])
+      expect(report.byKind[kind], kind).toBeGreaterThan(0);
     expect(report.serverErrors).toBe(0);
     expect(report.networkErrors).toBe(0);
     expect(report.unexpected).toEqual([]);

@@ -12,12 +12,20 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { applyMigrations, DevServer, freePort } from "./harness";
-import { type LoadOrg, provisionOrgs, readRows } from "./load-state";
-import { type Outcome, summarise, type Violations } from "./load-checks";
 import { readResponse } from "../read-response";
+import { applyMigrations, DevServer, freePort } from "./harness";
+import { type Outcome, summarise, type Violations } from "./load-checks";
+import { type LoadOrg, provisionOrgs, readRows } from "./load-state";
 
-export const KINDS = ["list-contacts", "get-account", "available-appointments", "is-booking-available", "create-lead", "create-contact", "create-incident"] as const;
+export const KINDS = [
+  "list-contacts",
+  "get-account",
+  "available-appointments",
+  "is-booking-available",
+  "create-lead",
+  "create-contact",
+  "create-incident",
+] as const;
 export type Kind = (typeof KINDS)[number];
 
 export interface LoadOptions {
@@ -92,10 +100,21 @@ interface Sent {
   body: any;
 }
 
-export async function send(baseUrl: string, org: LoadOrg, method: "GET" | "POST", urlPath: string, json?: unknown): Promise<Sent> {
+export async function send(
+  baseUrl: string,
+  org: LoadOrg,
+  method: "GET" | "POST",
+  urlPath: string,
+  json?: unknown,
+): Promise<Sent> {
   const headers: Record<string, string> = { "X-API-KEY": org.apiKey, "X-ORG-ID": org.orgId };
   if (json !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(`${baseUrl}${urlPath}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json), signal: AbortSignal.timeout(15_000) });
+  const response = await fetch(`${baseUrl}${urlPath}`, {
+    method,
+    headers,
+    body: json === undefined ? undefined : JSON.stringify(json),
+    signal: AbortSignal.timeout(15_000),
+  });
   const { status, body, text } = await readResponse(response);
   // A body that is not JSON is kept as text, for the report.
   return { status, body: body ?? (text || null) };
@@ -106,23 +125,47 @@ function requestOf(kind: Kind, org: LoadOrg, slots: Slot[], n: number, pick: <T>
   const account = pick(org.accounts);
   switch (kind) {
     case "list-contacts":
-      return { method: "GET" as const, path: n % 4 === 0 ? `/api/v1/contacts?limit=20&accountId=${account.id}` : "/api/v1/contacts?limit=20" };
+      return {
+        method: "GET" as const,
+        path: n % 4 === 0 ? `/api/v1/contacts?limit=20&accountId=${account.id}` : "/api/v1/contacts?limit=20",
+      };
     case "get-account":
       return { method: "GET" as const, path: `/api/v1/accounts/${account.id}` };
     case "available-appointments":
-      return { method: "POST" as const, path: "/api/v1/ai-agent/available-appointments", json: { dateTime: new Date().toISOString(), limit: 5 } };
+      return {
+        method: "POST" as const,
+        path: "/api/v1/ai-agent/available-appointments",
+        json: { dateTime: new Date().toISOString(), limit: 5 },
+      };
     case "is-booking-available":
-      return { method: "POST" as const, path: "/api/v1/ai-agent/is-booking-available", json: { dateTime: pick(slots).start } };
+      return {
+        method: "POST" as const,
+        path: "/api/v1/ai-agent/is-booking-available",
+        json: { dateTime: pick(slots).start },
+      };
     case "create-lead":
-      return { method: "POST" as const, path: "/api/v1/leads", json: { firstName: "Load", lastName: `Lead ${n}`, email: `lead${n}@load.example`, estimatedValue: n } };
+      return {
+        method: "POST" as const,
+        path: "/api/v1/leads",
+        json: { firstName: "Load", lastName: `Lead ${n}`, email: `lead${n}@load.example`, estimatedValue: n },
+      };
     case "create-contact":
       return {
         method: "POST" as const,
         path: "/api/v1/contacts",
-        json: { firstName: "Load", lastName: `Contact ${n}`, email: `contact${n}@load.example`, ...(n % 2 === 0 ? { accountId: account.id } : {}) },
+        json: {
+          firstName: "Load",
+          lastName: `Contact ${n}`,
+          email: `contact${n}@load.example`,
+          ...(n % 2 === 0 ? { accountId: account.id } : {}),
+        },
       };
     case "create-incident":
-      return { method: "POST" as const, path: "/api/v1/ai-agent/create-incident", json: { dateTime: pick(slots).start, clientName: account.name, insectName: "Ants" } };
+      return {
+        method: "POST" as const,
+        path: "/api/v1/ai-agent/create-incident",
+        json: { dateTime: pick(slots).start, clientName: account.name, insectName: "Ants" },
+      };
   }
 }
 
@@ -151,7 +194,12 @@ async function drive(
 }
 
 /** One timed request; no answer at all (connection error, time-out) is status 0. */
-async function timed(kind: Outcome["kind"], org: LoadOrg | undefined, call: () => Promise<Sent>, sentBody?: unknown): Promise<Outcome> {
+async function timed(
+  kind: Outcome["kind"],
+  org: LoadOrg | undefined,
+  call: () => Promise<Sent>,
+  sentBody?: unknown,
+): Promise<Outcome> {
   const t0 = performance.now();
   try {
     const { status, body } = await call();
@@ -197,27 +245,41 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     }
 
     const baselineMs = options.baselineMs ?? 1_500;
-    const baseline = await drive({ connections: options.connections, durationMs: baselineMs, maxRequests: Number.MAX_SAFE_INTEGER }, () => () => timed("health", undefined, () => health(baseUrl)));
+    const baseline = await drive(
+      { connections: options.connections, durationMs: baselineMs, maxRequests: Number.MAX_SAFE_INTEGER },
+      () => () => timed("health", undefined, () => health(baseUrl)),
+    );
     const healthPerSecond = (baseline.outcomes.filter((o) => o.status === 200).length / baseline.elapsedMs) * 1000;
-    log(`load: /health alone ${healthPerSecond.toFixed(0)} req/s; mixed traffic for ${options.durationMs} ms with ${options.connections} connections`);
+    log(
+      `load: /health alone ${healthPerSecond.toFixed(0)} req/s; mixed traffic for ${options.durationMs} ms with ${options.connections} connections`,
+    );
 
-    const run = await drive({ connections: options.connections, durationMs: options.durationMs, maxRequests: options.maxRequests }, (n) => {
-      const kind = pick([...KINDS]);
-      const first = Math.floor(rand() * orgs.length);
-      for (let i = 0; i < orgs.length; i++) {
-        const org = orgs[(first + i) % orgs.length]!;
-        if (!budget.take(org.orgId)) continue;
-        const request = requestOf(kind, org, slotsOf.get(org.orgId)!, n, pick);
-        return () => timed(kind, org, () => send(baseUrl, org, request.method, request.path, request.json), request.json);
-      }
-      return null;
-    });
+    const run = await drive(
+      { connections: options.connections, durationMs: options.durationMs, maxRequests: options.maxRequests },
+      (n) => {
+        const kind = pick([...KINDS]);
+        const first = Math.floor(rand() * orgs.length);
+        for (let i = 0; i < orgs.length; i++) {
+          const org = orgs[(first + i) % orgs.length]!;
+          if (!budget.take(org.orgId)) continue;
+          const request = requestOf(kind, org, slotsOf.get(org.orgId)!, n, pick);
+          return () =>
+            timed(kind, org, () => send(baseUrl, org, request.method, request.path, request.json), request.json);
+        }
+        return null;
+      },
+    );
     log(`load: ${run.outcomes.length} requests in ${run.elapsedMs.toFixed(0)} ms; checking`);
 
-    const stored = await readRows(stateDir, orgs.map((org) => org.orgId));
+    const stored = await readRows(
+      stateDir,
+      orgs.map((org) => org.orgId),
+    );
     // The checks' own requests stay within each org's share of the limiter too.
     const checkAs = (org: LoadOrg, method: "GET" | "POST", urlPath: string, json?: unknown) =>
-      budget.take(org.orgId) ? send(baseUrl, org, method, urlPath, json) : Promise.reject(new Error(`the checks used up the rate budget of ${org.orgId}`));
+      budget.take(org.orgId)
+        ? send(baseUrl, org, method, urlPath, json)
+        : Promise.reject(new Error(`the checks used up the rate budget of ${org.orgId}`));
     const report = await summarise({ orgs, slotsOf, outcomes: run.outcomes, stored, send: checkAs });
     return {
       ...report,

@@ -5,11 +5,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { Validator } from "@seriousme/openapi-schema-validator";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, applyMigrations, DevServer, freePort, jsonLine } from "./harness";
 import { OPEN_ALWAYS } from "../schedules";
+import { admin, applyMigrations, DevServer, freePort, jsonLine } from "./harness";
 
 let dir: string;
 let server: DevServer | undefined;
@@ -47,7 +47,9 @@ describe("MCP over wrangler dev", () => {
 
     const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
     const from = new Date(day + 2 * 86_400_000 + 10 * 3_600_000).toISOString();
-    const found = json(await client.callTool({ name: "find_available_appointments", arguments: { dateTime: from, limit: 3 } }));
+    const found = json(
+      await client.callTool({ name: "find_available_appointments", arguments: { dateTime: from, limit: 3 } }),
+    );
     expect(found.slots).toHaveLength(3);
     const slot = found.slots[0].start;
     expect(slot).toBe(from);
@@ -55,13 +57,21 @@ describe("MCP over wrangler dev", () => {
     const check = json(await client.callTool({ name: "check_booking_availability", arguments: { dateTime: slot } }));
     expect(check).toMatchObject({ available: true, reason: null });
 
-    const booked = await client.callTool({ name: "create_incident", arguments: { dateTime: slot, clientName: "Voice caller", insectName: "Bed bugs" } });
+    const booked = await client.callTool({
+      name: "create_incident",
+      arguments: { dateTime: slot, clientName: "Voice caller", insectName: "Bed bugs" },
+    });
     expect(booked.isError).toBeFalsy();
     expect(json(booked)).toMatchObject({ dateTime: slot, appointment: { start: slot, remaining: 0 } });
 
-    const after = json(await client.callTool({ name: "find_available_appointments", arguments: { dateTime: from, limit: 3 } }));
+    const after = json(
+      await client.callTool({ name: "find_available_appointments", arguments: { dateTime: from, limit: 3 } }),
+    );
     expect(after.slots.map((s: { start: string }) => s.start)).not.toContain(slot);
-    const again = await client.callTool({ name: "create_incident", arguments: { dateTime: slot, clientName: "Second caller", insectName: "Ants" } });
+    const again = await client.callTool({
+      name: "create_incident",
+      arguments: { dateTime: slot, clientName: "Second caller", insectName: "Ants" },
+    });
     expect(again.isError).toBe(true);
     expect(json(again)).toMatchObject({ status: 409, code: "slot_unavailable", reason: "fully_booked" });
     await client.close();

@@ -8,8 +8,17 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiResponse, admin, applyMigrations, DevServer, freePort, jsonLine, request, type Tenant } from "./harness";
 import { everyDay, OPEN_ALWAYS } from "../schedules";
+import {
+  type ApiResponse,
+  admin,
+  applyMigrations,
+  DevServer,
+  freePort,
+  jsonLine,
+  request,
+  type Tenant,
+} from "./harness";
 
 interface Imported {
   imported: number;
@@ -60,9 +69,20 @@ function writeFile(name: string, value: unknown): string {
   fs.writeFileSync(file, JSON.stringify(value));
   return file;
 }
-const createOrg = async (name: string) => jsonLine<Tenant>(await admin(stateDir!, ["org", "create", "--name", name]), `org create ${name}`);
+const createOrg = async (name: string) =>
+  jsonLine<Tenant>(await admin(stateDir!, ["org", "create", "--name", name]), `org create ${name}`);
 const setSchedule = async (org: Tenant, document: unknown) =>
-  jsonLine(await admin(stateDir!, ["schedule", "set", "--org", org.orgId, "--file", writeFile(`schedule-${org.orgId}.json`, document)]), "schedule set");
+  jsonLine(
+    await admin(stateDir!, [
+      "schedule",
+      "set",
+      "--org",
+      org.orgId,
+      "--file",
+      writeFile(`schedule-${org.orgId}.json`, document),
+    ]),
+    "schedule set",
+  );
 /** A new org with `document` as its schedule, and the schedule as stored. */
 async function orgWithSchedule(name: string, document: unknown): Promise<{ org: Tenant; stored: unknown }> {
   const org = await createOrg(name);
@@ -75,8 +95,15 @@ beforeAll(async () => {
   const dev = await DevServer.start(stateDir, await freePort());
   server = dev; // boots while the CLI provisions org A
   ({ org: orgA } = await orgWithSchedule("Sched A", utcSchedule(1)));
-  const accounts = writeFile("accounts-a.json", [{ name: "Acme Apartments" }, { name: "Twin Co" }, { name: "twin co" }]);
-  importA = jsonLine(await admin(stateDir, ["accounts", "import", "--org", orgA.orgId, "--file", accounts]), "accounts import");
+  const accounts = writeFile("accounts-a.json", [
+    { name: "Acme Apartments" },
+    { name: "Twin Co" },
+    { name: "twin co" },
+  ]);
+  importA = jsonLine(
+    await admin(stateDir, ["accounts", "import", "--org", orgA.orgId, "--file", accounts]),
+    "accounts import",
+  );
   await dev.waitUntilHealthy(60_000);
 });
 
@@ -102,12 +129,19 @@ async function check(tenant: Tenant, dateTime: string) {
   return res.body;
 }
 
-const book = (tenant: Tenant, dateTime: string, clientName: string, insectName = "termites") => post(tenant, "create-incident", { dateTime, clientName, insectName });
+const book = (tenant: Tenant, dateTime: string, clientName: string, insectName = "termites") =>
+  post(tenant, "create-incident", { dateTime, clientName, insectName });
 
 function expectUnavailable(res: ApiResponse, reason: string) {
   expect(res.status, res.text).toBe(409);
   expect(res.headers.get("Content-Type") ?? "").toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: "/problems/slot_unavailable", code: "slot_unavailable", status: 409, reason, alternatives: expect.any(Array) });
+  expect(res.body).toMatchObject({
+    type: "/problems/slot_unavailable",
+    code: "slot_unavailable",
+    status: 409,
+    reason,
+    alternatives: expect.any(Array),
+  });
   expect(res.body.requestId).toBe(res.headers.get("X-Request-Id"));
   return res.body;
 }
@@ -165,7 +199,12 @@ function expectRace(result: RaceResult, successes: number) {
 /** After a capacity-1 slot was won: it is full, and no longer offered. */
 async function expectSoldOut(tenant: Tenant, start: string) {
   const checked = await check(tenant, start);
-  expect(checked).toMatchObject({ dateTime: start, available: false, reason: "fully_booked", slot: { start, remaining: 0 } });
+  expect(checked).toMatchObject({
+    dateTime: start,
+    available: false,
+    reason: "fully_booked",
+    slot: { start, remaining: 0 },
+  });
   const slots = await appointments(tenant, start, 5);
   expect(slots.map((s) => s.start)).not.toContain(start);
   expect(slots[0]?.start).toBe(new Date(Date.parse(start) + HOUR).toISOString());
@@ -189,7 +228,11 @@ describe("concurrent bookings of one slot", () => {
     expectRace(result, 3);
     expect(result.ok.map((res) => res.body.appointment.remaining).sort()).toEqual([0, 1, 2]);
     for (const res of result.ok) expect(res.body.appointment).toMatchObject({ start, end: utcSlot(start, 0).end });
-    expect(await check(orgC, start)).toMatchObject({ available: false, reason: "fully_booked", slot: { start, remaining: 0 } });
+    expect(await check(orgC, start)).toMatchObject({
+      available: false,
+      reason: "fully_booked",
+      slot: { start, remaining: 0 },
+    });
   }, 120_000); // two CLI runs first
 
   it("books exactly once in three more capacity-1 races on other slots", async () => {
@@ -210,7 +253,13 @@ describe("the agent flow: find, check, book, see it gone", () => {
     const first = found[0]!;
 
     const checked = await check(orgA, first.start);
-    expect(checked).toEqual({ dateTime: first.start, available: true, reason: null, slot: first, alternatives: [found[1], found[2], utcSlot(at(3, 13), 1)] });
+    expect(checked).toEqual({
+      dateTime: first.start,
+      available: true,
+      reason: null,
+      slot: first,
+      alternatives: [found[1], found[2], utcSlot(at(3, 13), 1)],
+    });
 
     const booked = await book(orgA, first.start, "Ann Agent", "wasps");
     expect(booked.status, booked.text).toBe(200);
@@ -227,7 +276,11 @@ describe("the agent flow: find, check, book, see it gone", () => {
     const after = await appointments(orgA, from, 3);
     expect(after.map((s) => s.start)).not.toContain(first.start);
     expect(after).toEqual([found[1], found[2], utcSlot(at(3, 13), 1)]);
-    expect(await check(orgA, first.start)).toMatchObject({ available: false, reason: "fully_booked", slot: { ...first, remaining: 0 } });
+    expect(await check(orgA, first.start)).toMatchObject({
+      available: false,
+      reason: "fully_booked",
+      slot: { ...first, remaining: 0 },
+    });
 
     const again = expectUnavailable(await book(orgA, first.start, "Bob Late", "wasps"), "fully_booked");
     expect(again.alternatives).toHaveLength(3);
@@ -260,14 +313,16 @@ describe("account linking", () => {
 });
 
 /** The `nth` Sunday (1-based) of a month, as a day of the month. */
-const nthSunday = (year: number, month: number, nth: number) => 1 + ((7 - new Date(Date.UTC(year, month, 1)).getUTCDay()) % 7) + 7 * (nth - 1);
+const nthSunday = (year: number, month: number, nth: number) =>
+  1 + ((7 - new Date(Date.UTC(year, month, 1)).getUTCDay()) % 7) + 7 * (nth - 1);
 
 /** The next date, as its local midnight in New York (`utcHour` the UTC hour of it), whose midnight is still ahead. */
 function nextNewYorkSunday(month: number, nth: number, utcHour: number) {
   for (let year = now.getUTCFullYear(); ; year++) {
     const day = nthSunday(year, month, nth);
     const midnight = Date.UTC(year, month, day, utcHour);
-    if (midnight > Date.now()) return { date: `${year}-${String(month + 1).padStart(2, "0")}-${String(day).padStart(2, "0")}`, midnight };
+    if (midnight > Date.now())
+      return { date: `${year}-${String(month + 1).padStart(2, "0")}-${String(day).padStart(2, "0")}`, midnight };
   }
 }
 
@@ -278,22 +333,45 @@ describe("DST days in America/New_York, over HTTP", () => {
   });
 
   it.each([
-    ["spring-forward", 2, 2, 5, ["00:00:00-05:00", "01:00:00-05:00", "03:00:00-04:00", "04:00:00-04:00", "05:00:00-04:00"]],
-    ["fall-back", 10, 1, 4, ["00:00:00-04:00", "01:00:00-04:00", "01:00:00-05:00", "02:00:00-05:00", "03:00:00-05:00", "04:00:00-05:00", "05:00:00-05:00"]],
-  ])("offers the %s day's slots, each exactly one hour long", async (_label, month: number, nth: number, utcHour: number, expected: string[]) => {
-    const { date, midnight } = nextNewYorkSunday(month, nth, utcHour);
-    expect(midnight + 6 * HOUR, `${date} lies beyond the 365-day horizon`).toBeLessThan(Date.now() + 365 * 24 * HOUR);
-    const res = await post(orgNY, "available-appointments", { dateTime: new Date(midnight).toISOString(), limit: 8 });
-    expect(res.status, res.text).toBe(200);
-    expect(res.body.timeZone).toBe("America/New_York");
-    const slots: SlotView[] = res.body.slots.filter((s: SlotView) => s.localStart.startsWith(date));
-    expect(slots.map((s) => s.localStart)).toEqual(expected.map((time) => `${date}T${time}`));
-    for (const slot of slots) {
-      expect(Date.parse(slot.end) - Date.parse(slot.start)).toBe(HOUR);
-      expect(slot.remaining).toBe(1);
-    }
-    expect(slots[0]!.start).toBe(new Date(midnight).toISOString());
-  });
+    [
+      "spring-forward",
+      2,
+      2,
+      5,
+      ["00:00:00-05:00", "01:00:00-05:00", "03:00:00-04:00", "04:00:00-04:00", "05:00:00-04:00"],
+    ],
+    [
+      "fall-back",
+      10,
+      1,
+      4,
+      [
+        "00:00:00-04:00",
+        "01:00:00-04:00",
+        "01:00:00-05:00",
+        "02:00:00-05:00",
+        "03:00:00-05:00",
+        "04:00:00-05:00",
+        "05:00:00-05:00",
+      ],
+    ],
+  ])(
+    "offers the %s day's slots, each exactly one hour long",
+    async (_label, month: number, nth: number, utcHour: number, expected: string[]) => {
+      const { date, midnight } = nextNewYorkSunday(month, nth, utcHour);
+      expect(midnight + 6 * HOUR, `${date} lies beyond the 365-day horizon`).toBeLessThan(Date.now() + 365 * 24 * HOUR);
+      const res = await post(orgNY, "available-appointments", { dateTime: new Date(midnight).toISOString(), limit: 8 });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.timeZone).toBe("America/New_York");
+      const slots: SlotView[] = res.body.slots.filter((s: SlotView) => s.localStart.startsWith(date));
+      expect(slots.map((s) => s.localStart)).toEqual(expected.map((time) => `${date}T${time}`));
+      for (const slot of slots) {
+        expect(Date.parse(slot.end) - Date.parse(slot.start)).toBe(HOUR);
+        expect(slot.remaining).toBe(1);
+      }
+      expect(slots[0]!.start).toBe(new Date(midnight).toISOString());
+    },
+  );
 });
 
 describe("org B: isolation from org A's bookings, and a schedule no invalid document changes", () => {
@@ -322,7 +400,18 @@ describe("org B: isolation from org A's bookings, and a schedule no invalid docu
   it("schedule set of an invalid document exits non-zero, prints nothing on stdout, names the problem, and leaves the schedule as it was", async () => {
     const dir = stateDir!;
     const cases: [string, unknown, RegExp][] = [
-      ["overlap.json", { weeklyHours: { mon: [["08:00", "12:00"], ["11:00", "13:00"]] } }, /weeklyHours\.mon: 08:00–12:00 overlaps 11:00–13:00/],
+      [
+        "overlap.json",
+        {
+          weeklyHours: {
+            mon: [
+              ["08:00", "12:00"],
+              ["11:00", "13:00"],
+            ],
+          },
+        },
+        /weeklyHours\.mon: 08:00–12:00 overlaps 11:00–13:00/,
+      ],
       ["slot.json", { slotMinutes: 3 }, /slotMinutes: must be at least 5/],
       ["unknown.json", { foo: 1 }, /foo: unknown field/],
       ["zone.json", { timeZone: "Mars/Base" }, /timeZone: must be an IANA time zone/],

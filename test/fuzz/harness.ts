@@ -72,7 +72,11 @@ export function send(fx: Fixture, path: string, init: RequestInit = {}): Promise
   return fetchWorker(new Request(`https://api.test${path}`, { ...init, headers }));
 }
 
-const json = (body: unknown): RequestInit => ({ method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "Content-Type": "application/json" },
+  body: JSON.stringify(body),
+});
 
 async function seedContacts(fx: Fixture, bodies: object[]) {
   for (const body of bodies) {
@@ -91,7 +95,13 @@ async function nextCursor(fx: Fixture, query: string): Promise<string> {
 /** A fresh org, open around the clock (capacity 2, no notice), with two accounts and three contacts. */
 export async function newFixture(): Promise<Fixture> {
   const tenant = await newTenant("Fuzz Org");
-  await storeSchedule(db(), tenant.orgId, { timeZone: "UTC", minNoticeMinutes: 0, capacity: 2, horizonDays: 30, weeklyHours: OPEN_ALWAYS });
+  await storeSchedule(db(), tenant.orgId, {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    capacity: 2,
+    horizonDays: 30,
+    weeklyHours: OPEN_ALWAYS,
+  });
   const tag = tenant.orgId.slice(-6);
   const accounts = [await addAccount(tenant, `Fuzz Account ${tag}`), await addAccount(tenant, `Ünïque Ñame ${tag}`)];
   const fx: Fixture = {
@@ -105,7 +115,11 @@ export async function newFixture(): Promise<Fixture> {
     requests: 0,
   };
   const accountId = fx.accounts[0]!.id;
-  await seedContacts(fx, [{ firstName: "Seed", accountId }, { lastName: "Seed", accountId }, { email: `seed-${tag}@fuzz.example` }]);
+  await seedContacts(fx, [
+    { firstName: "Seed", accountId },
+    { lastName: "Seed", accountId },
+    { email: `seed-${tag}@fuzz.example` },
+  ]);
   fx.cursors = { plain: await nextCursor(fx, ""), account: await nextCursor(fx, `&accountId=${accountId}`) };
   return fx;
 }
@@ -171,10 +185,21 @@ export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: numb
   }
 }
 
-export function resolveObject(body: Record<string, unknown>, fx: Fixture, foreign: Foreign, now: number): Record<string, unknown> {
+export function resolveObject(
+  body: Record<string, unknown>,
+  fx: Fixture,
+  foreign: Foreign,
+  now: number,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // defineProperty, so that a generated "__proto__" key stays an own key as it would in JSON.parse.
-  for (const [key, value] of Object.entries(body)) Object.defineProperty(out, key, { value: resolve(value, fx, foreign, now), enumerable: true, writable: true, configurable: true });
+  for (const [key, value] of Object.entries(body))
+    Object.defineProperty(out, key, {
+      value: resolve(value, fx, foreign, now),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   return out;
 }
 
@@ -188,7 +213,12 @@ export interface Answer {
   requestId: string | null;
 }
 
-export const answerOf = (res: ReadResponse): Answer => ({ status: res.status, body: res.body, text: res.text, requestId: res.headers.get("X-Request-Id") });
+export const answerOf = (res: ReadResponse): Answer => ({
+  status: res.status,
+  body: res.body,
+  text: res.text,
+  requestId: res.headers.get("X-Request-Id"),
+});
 
 /**
  * What every answer must be, whatever was sent: never a 5xx, never a 429
@@ -207,7 +237,12 @@ export function expectSane(answer: Answer, replay = false) {
   if (answer.body.code === "validation_failed") {
     expect(answer.status).toBe(422);
     expect(answer.body.errors, answer.text).toEqual(expect.arrayContaining([expect.anything()]));
-    for (const error of answer.body.errors) expect(error).toEqual({ path: expect.any(String), code: expect.stringMatching(/^[a-z_]+$/), message: expect.any(String) });
+    for (const error of answer.body.errors)
+      expect(error).toEqual({
+        path: expect.any(String),
+        code: expect.stringMatching(/^[a-z_]+$/),
+        message: expect.any(String),
+      });
   }
 }
 
@@ -249,20 +284,35 @@ export async function callTool(fx: Fixture, tool: string, args: unknown, idempot
 }
 
 const counts = (org: string) =>
-  ["leads", "contacts", "incidents", "accounts", "idempotency_keys"].map((table) => `(SELECT count(*) FROM ${table} WHERE org_id = ${org})`);
+  ["leads", "contacts", "incidents", "accounts", "idempotency_keys"].map(
+    (table) => `(SELECT count(*) FROM ${table} WHERE org_id = ${org})`,
+  );
 const COUNTS = `SELECT ${counts("?1").join(", ")}`;
 // The org under test and the other org in one round trip.
 const BOTH_COUNTS = `SELECT ${[...counts("?1"), ...counts("?2")].join(", ")}`;
-const asCounts = ([leads, contacts, incidents, accounts, keys]: number[]): Counts => ({ leads: leads!, contacts: contacts!, incidents: incidents!, accounts: accounts!, keys: keys! });
+const asCounts = ([leads, contacts, incidents, accounts, keys]: number[]): Counts => ({
+  leads: leads!,
+  contacts: contacts!,
+  incidents: incidents!,
+  accounts: accounts!,
+  keys: keys!,
+});
 
-export const countRows = async (orgId: string) => asCounts((await env.DB.prepare(COUNTS).bind(orgId).raw<number[]>())[0]!);
+export const countRows = async (orgId: string) =>
+  asCounts((await env.DB.prepare(COUNTS).bind(orgId).raw<number[]>())[0]!);
 
 async function countBoth(orgId: string, otherOrgId: string): Promise<[Counts, Counts]> {
   const row = (await env.DB.prepare(BOTH_COUNTS).bind(orgId, otherOrgId).raw<number[]>())[0]!;
   return [asCounts(row.slice(0, 5)), asCounts(row.slice(5))];
 }
 
-const known = (fx: Fixture): Counts => ({ leads: fx.leads.size, contacts: fx.contacts.size, incidents: fx.incidents.size, accounts: fx.accounts.length, keys: fx.keys.size });
+const known = (fx: Fixture): Counts => ({
+  leads: fx.leads.size,
+  contacts: fx.contacts.size,
+  incidents: fx.incidents.size,
+  accounts: fx.accounts.length,
+  keys: fx.keys.size,
+});
 
 /**
  * Runs one fuzz request and checks that it stored exactly what its answer
@@ -270,7 +320,12 @@ const known = (fx: Fixture): Counts => ({ leads: fx.leads.size, contacts: fx.con
  * check recorded, and no more; the other org's do not change. Relative to the
  * previous count, so that after a failure every shrunk case is judged alone.
  */
-export async function expectStoredOnly(fx: Fixture, foreign: Foreign, foreignCounts: Counts, request: () => Promise<void>) {
+export async function expectStoredOnly(
+  fx: Fixture,
+  foreign: Foreign,
+  foreignCounts: Counts,
+  request: () => Promise<void>,
+) {
   fx.counts ??= await countRows(fx.tenant.orgId);
   const before = known(fx);
   let failure: unknown;
@@ -280,7 +335,12 @@ export async function expectStoredOnly(fx: Fixture, foreign: Foreign, foreignCou
     failure = error;
   }
   const after = known(fx);
-  const expected = Object.fromEntries(Object.entries(fx.counts).map(([table, n]) => [table, n + after[table as keyof Counts] - before[table as keyof Counts]]));
+  const expected = Object.fromEntries(
+    Object.entries(fx.counts).map(([table, n]) => [
+      table,
+      n + after[table as keyof Counts] - before[table as keyof Counts],
+    ]),
+  );
   const [actual, other] = await countBoth(fx.tenant.orgId, foreign.tenant.orgId);
   fx.counts = actual;
   if (failure) throw failure;
@@ -289,14 +349,20 @@ export async function expectStoredOnly(fx: Fixture, foreign: Foreign, foreignCou
 }
 
 const ids = async (table: string, orgId: string) =>
-  new Set((await env.DB.prepare(`SELECT id FROM ${table} WHERE org_id = ?`).bind(orgId).all<{ id: string }>()).results.map((r) => r.id));
+  new Set(
+    (await env.DB.prepare(`SELECT id FROM ${table} WHERE org_id = ?`).bind(orgId).all<{ id: string }>()).results.map(
+      (r) => r.id,
+    ),
+  );
 
 /** After a property: the org's rows are exactly the ones its 2xx answers announced. */
 export async function expectExactRows(fx: Fixture) {
   expect(await ids("leads", fx.tenant.orgId)).toEqual(fx.leads);
   expect(await ids("contacts", fx.tenant.orgId)).toEqual(new Set(fx.contacts.keys()));
   expect(await ids("incidents", fx.tenant.orgId)).toEqual(fx.incidents);
-  const keys = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE org_id = ?").bind(fx.tenant.orgId).all<{ key: string }>();
+  const keys = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE org_id = ?")
+    .bind(fx.tenant.orgId)
+    .all<{ key: string }>();
   expect(new Set(keys.results.map((r) => r.key))).toEqual(new Set(fx.keys.keys()));
 }
 
@@ -306,7 +372,12 @@ export async function expectExactRows(fx: Fixture) {
  * fixtures' rows; returns how often each status answered, so that a generator
  * that stopped reaching the operation shows.
  */
-export async function runFuzz<T>(cases: fc.Arbitrary<T>, check: (fx: Fixture, c: T) => Promise<Answer>, foreign: Foreign, foreignCounts: Counts) {
+export async function runFuzz<T>(
+  cases: fc.Arbitrary<T>,
+  check: (fx: Fixture, c: T) => Promise<Answer>,
+  foreign: Foreign,
+  foreignCounts: Counts,
+) {
   const pool = new Pool();
   const statuses = new Map<number, number>();
   await fc.assert(
@@ -326,11 +397,21 @@ export async function runFuzz<T>(cases: fc.Arbitrary<T>, check: (fx: Fixture, c:
 
 /** At least `share` of RUNS answers had this status. */
 export const expectShare = (statuses: Map<number, number>, status: number, share: number) =>
-  expect(statuses.get(status) ?? 0, `${status} in ${JSON.stringify(Object.fromEntries(statuses))}`).toBeGreaterThanOrEqual(share * RUNS);
+  expect(
+    statuses.get(status) ?? 0,
+    `${status} in ${JSON.stringify(Object.fromEntries(statuses))}`,
+  ).toBeGreaterThanOrEqual(share * RUNS);
 
 /** The other org's identifiers and data: none may appear in an answer unless the request itself carried it. */
 export function expectNothingOf(foreign: Foreign, answer: Answer, sent: string) {
-  for (const secret of [foreign.tenant.orgId, foreign.tenant.apiKey, foreign.accountId, foreign.accountName, foreign.contactId, foreign.cursor]) {
+  for (const secret of [
+    foreign.tenant.orgId,
+    foreign.tenant.apiKey,
+    foreign.accountId,
+    foreign.accountName,
+    foreign.contactId,
+    foreign.cursor,
+  ]) {
     if (!sent.includes(secret)) expect(answer.text.includes(secret), `${answer.text} holds ${secret}`).toBe(false);
   }
 }

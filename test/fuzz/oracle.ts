@@ -37,7 +37,8 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+
 const PLAIN_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-const realDate = (y: number, m: number, d: number) => m >= 1 && m <= 12 && d >= 1 && d <= (m === 2 && leap(y) ? 29 : DAYS[m - 1]!);
+const realDate = (y: number, m: number, d: number) =>
+  m >= 1 && m <= 12 && d >= 1 && d <= (m === 2 && leap(y) ? 29 : DAYS[m - 1]!);
 
 /** Contract section 1: `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`, a real calendar date and clock time. */
 export function dateTimeVerdict(text: string): Verdict {
@@ -66,7 +67,8 @@ const isClean = (s: string) => s.isWellFormed() && !s.includes("\u0000");
 const isRequired = (kind: FieldKind) => kind.type === "dateTime" || (kind.type === "text" && kind.required === true);
 
 /** Explicit null, absence and (for strings) "" after trimming all mean "absent" (contract section 3). */
-export const isAbsent = (value: unknown) => value === undefined || value === null || (typeof value === "string" && value.trim() === "");
+export const isAbsent = (value: unknown) =>
+  value === undefined || value === null || (typeof value === "string" && value.trim() === "");
 
 export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
   if (value === undefined || value === null) return isRequired(kind) ? "invalid" : "valid";

@@ -12,7 +12,25 @@ export const QUERY_FIELDS = ["limit", "cursor", "accountId", "email", "updatedSi
 const b64url = (ascii: string) => btoa(ascii).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
 const limitValue = fc.oneof(
-  fc.constantFrom("0", "-1", "1e9", "10", "1.5", "200", "201", "1", "50", " 5", "007", "", "NaN", "0x10", "１０", "1000000000000", "2"),
+  fc.constantFrom(
+    "0",
+    "-1",
+    "1e9",
+    "10",
+    "1.5",
+    "200",
+    "201",
+    "1",
+    "50",
+    " 5",
+    "007",
+    "",
+    "NaN",
+    "0x10",
+    "１０",
+    "1000000000000",
+    "2",
+  ),
   fc.integer({ min: -5, max: 300 }).map(String),
 );
 const cursorValue = fc.oneof(
@@ -22,14 +40,39 @@ const cursorValue = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.constantFrom("x".repeat(1025), "", " ", "eyJ0IjowfQ", "null", "%", "a+b/c=="),
   fc
-    .record({ t: fc.oneof(fc.integer(), fc.double(), fc.constant(-1)), i: fc.oneof(fc.constant("ct_00000000000000000000000000"), fc.string()), s: fc.string({ maxLength: 16 }) })
+    .record({
+      t: fc.oneof(fc.integer(), fc.double(), fc.constant(-1)),
+      i: fc.oneof(fc.constant("ct_00000000000000000000000000"), fc.string()),
+      s: fc.string({ maxLength: 16 }),
+    })
     .map((cursor) => b64url(JSON.stringify(cursor))),
 );
 const accountIdValue = fc.oneof(
-  fc.constantFrom(new Sym("ownAccountId", 0), new Sym("ownAccountId", 1), new Sym("foreignAccountId"), new Sym("foreignContactId")),
+  fc.constantFrom(
+    new Sym("ownAccountId", 0),
+    new Sym("ownAccountId", 1),
+    new Sym("foreignAccountId"),
+    new Sym("foreignContactId"),
+  ),
   junkString,
 );
-const otherName = fc.oneof(fc.constantFrom("Limit", "LIMIT", "page", "offset", "orgId", "org_id", "sort", "__proto__", "", "cursor ", "limit[]", "email\u0000"), fc.string({ maxLength: 6 }));
+const otherName = fc.oneof(
+  fc.constantFrom(
+    "Limit",
+    "LIMIT",
+    "page",
+    "offset",
+    "orgId",
+    "org_id",
+    "sort",
+    "__proto__",
+    "",
+    "cursor ",
+    "limit[]",
+    "email\u0000",
+  ),
+  fc.string({ maxLength: 6 }),
+);
 
 const pair = fc.oneof(
   { arbitrary: fc.tuple(fc.constant("limit"), limitValue), weight: 3 },
@@ -41,19 +84,44 @@ const pair = fc.oneof(
 );
 
 /** list_contacts tool arguments: the query's parameters as an object, some with values of other JSON types. */
-export const listArgCases = fc.array(fc.oneof({ arbitrary: pair, weight: 4 }, { arbitrary: fc.tuple(fc.constantFrom(...QUERY_FIELDS), junkValue), weight: 1 }), { maxLength: 5 });
+export const listArgCases = fc.array(
+  fc.oneof(
+    { arbitrary: pair, weight: 4 },
+    { arbitrary: fc.tuple(fc.constantFrom(...QUERY_FIELDS), junkValue), weight: 1 },
+  ),
+  { maxLength: 5 },
+);
 
 /** get_account tool arguments: an id (own, foreign, junk of any type, or none) and maybe other members. */
 export const accountArgCases = fc.record(
   {
-    id: fc.oneof(fc.constantFrom(new Sym("ownAccountId", 0), new Sym("ownAccountId", 1), new Sym("foreignAccountId"), new Sym("foreignContactId")), junkValue),
+    id: fc.oneof(
+      fc.constantFrom(
+        new Sym("ownAccountId", 0),
+        new Sym("ownAccountId", 1),
+        new Sym("foreignAccountId"),
+        new Sym("foreignContactId"),
+      ),
+      junkValue,
+    ),
     extra: fc.dictionary(fc.constantFrom("orgId", "limit", "x", "__proto__"), junkValue, { maxKeys: 2 }),
   },
   { requiredKeys: ["extra"] },
 );
 
 /** Raw query text that no URLSearchParams would produce. */
-const RAW_SUFFIXES = ["&%ZZ=1", "&limit=%E0%A4%A", "&=", "&&", "&a", "&limit=1&limit=2", "&cursor=%00", "&email=%F0%9F%A6%97%40x.co", "&limit=%31%30", "&limit=+5"];
+const RAW_SUFFIXES = [
+  "&%ZZ=1",
+  "&limit=%E0%A4%A",
+  "&=",
+  "&&",
+  "&a",
+  "&limit=1&limit=2",
+  "&cursor=%00",
+  "&email=%F0%9F%A6%97%40x.co",
+  "&limit=%31%30",
+  "&limit=+5",
+];
 
 export interface ListCase {
   pairs: [string, unknown][];
@@ -62,7 +130,10 @@ export interface ListCase {
 
 export const listCases: fc.Arbitrary<ListCase> = fc.record({
   pairs: fc.array(pair, { maxLength: 5 }),
-  suffix: fc.oneof({ arbitrary: fc.constant(null), weight: 12 }, { arbitrary: fc.constantFrom(...RAW_SUFFIXES), weight: 1 }),
+  suffix: fc.oneof(
+    { arbitrary: fc.constant(null), weight: 12 },
+    { arbitrary: fc.constantFrom(...RAW_SUFFIXES), weight: 1 },
+  ),
 });
 
 function limitVerdict(value: string): Verdict {
@@ -90,7 +161,8 @@ function queryFieldVerdict(name: string, value: string): Verdict {
   }
 }
 
-const oneCharApart = (a: string, b: string) => a.length === b.length && [...a].filter((ch, i) => ch !== b[i]).length <= 1;
+const oneCharApart = (a: string, b: string) =>
+  a.length === b.length && [...a].filter((ch, i) => ch !== b[i]).length <= 1;
 
 /** Contract 4.3 on a query string: unknown and repeated parameters, each value, then the cursor against its org and filters. */
 export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
@@ -102,7 +174,14 @@ export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict
   let unknown = false;
   for (const [name, values] of byName) {
     // A parameter without a name ("?=x") may be ignored: the contract does not say.
-    const verdict = name === "" ? "unknown" : !QUERY_FIELDS.includes(name) ? "unknown_field" : values.length > 1 ? "invalid" : queryFieldVerdict(name, values[0]!);
+    const verdict =
+      name === ""
+        ? "unknown"
+        : !QUERY_FIELDS.includes(name)
+          ? "unknown_field"
+          : values.length > 1
+            ? "invalid"
+            : queryFieldVerdict(name, values[0]!);
     if (verdict === "unknown_field") must.push({ path: name, code: "unknown_field" });
     else if (verdict === "invalid") must.push({ path: name });
     invalid ||= verdict === "invalid" || verdict === "unknown_field";
@@ -115,7 +194,9 @@ export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict
     const noFilters = filters.every((f) => f === undefined);
     const matches =
       (cursor === fx.cursors.plain && noFilters) ||
-      (cursor === fx.cursors.account && single("accountId")?.trim() === fx.accounts[0]!.id && filters.slice(1).every((f) => f === undefined));
+      (cursor === fx.cursors.account &&
+        single("accountId")?.trim() === fx.accounts[0]!.id &&
+        filters.slice(1).every((f) => f === undefined));
     // A flipped character may still decode to a position of this org's list (cursors are not signed, only scoped).
     if (oneCharApart(cursor, fx.cursors.plain) || filters.some((f) => f?.trim() === "")) unknown = true;
     else if (!matches) {
@@ -126,7 +207,24 @@ export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict
   return { verdict: invalid ? "invalid" : unknown ? "unknown" : "valid", must, may };
 }
 
-const CONTACT_KEYS = ["id", "firstName", "lastName", "email", "mobilePhone", "businessPhone", "accountId", "buildingLocation", "street1", "street2", "city", "postalCode", "state", "country", "createdAt", "updatedAt"];
+const CONTACT_KEYS = [
+  "id",
+  "firstName",
+  "lastName",
+  "email",
+  "mobilePhone",
+  "businessPhone",
+  "accountId",
+  "buildingLocation",
+  "street1",
+  "street2",
+  "city",
+  "postalCode",
+  "state",
+  "country",
+  "createdAt",
+  "updatedAt",
+];
 
 /** A 200 page: this org's contacts only, at most `limit`, matching the filters, in the contract's shape. */
 export function expectPage(answer: Answer, pairs: [string, string][], fx: Fixture) {
@@ -155,7 +253,22 @@ export interface AccountCase {
   query: string;
 }
 
-const RAW_SEGMENTS = ["..", "%2e%2e", "%2F", "a%2Fb", "%ZZ", "%00", "%", "..%2f..%2fcontacts", "%20", "acct_%00", ";", "a;b=c", "%F0%9F%A6%97", "%ED%A0%80"];
+const RAW_SEGMENTS = [
+  "..",
+  "%2e%2e",
+  "%2F",
+  "a%2Fb",
+  "%ZZ",
+  "%00",
+  "%",
+  "..%2f..%2fcontacts",
+  "%20",
+  "acct_%00",
+  ";",
+  "a;b=c",
+  "%F0%9F%A6%97",
+  "%ED%A0%80",
+];
 const query = fc.constantFrom("", "", "", "?x=1", "?id=acct_x", "?orgId=org_x");
 
 export const accountCases: fc.Arbitrary<AccountCase> = fc.oneof(
@@ -168,9 +281,28 @@ export const accountCases: fc.Arbitrary<AccountCase> = fc.oneof(
     }),
     weight: 3,
   },
-  { arbitrary: fc.record({ segment: fc.constantFrom(new Sym("foreignAccountId"), new Sym("foreignContactId")), variant: fc.constant("none"), raw: fc.constant(false), query }), weight: 1 },
-  { arbitrary: fc.record({ segment: junkString, variant: fc.constant("none"), raw: fc.constant(false), query }), weight: 3 },
-  { arbitrary: fc.record({ segment: fc.constantFrom(...RAW_SEGMENTS), variant: fc.constant("none"), raw: fc.constant(true), query }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      segment: fc.constantFrom(new Sym("foreignAccountId"), new Sym("foreignContactId")),
+      variant: fc.constant("none"),
+      raw: fc.constant(false),
+      query,
+    }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({ segment: junkString, variant: fc.constant("none"), raw: fc.constant(false), query }),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.record({
+      segment: fc.constantFrom(...RAW_SEGMENTS),
+      variant: fc.constant("none"),
+      raw: fc.constant(true),
+      query,
+    }),
+    weight: 1,
+  },
 ) as fc.Arbitrary<AccountCase>;
 
 export function accountSegment(id: string, variant: AccountCase["variant"]): string {
@@ -190,7 +322,23 @@ export function accountSegment(id: string, variant: AccountCase["variant"]): str
   }
 }
 
-const ACCOUNT_KEYS = ["id", "name", "accountType", "email", "mobilePhone", "businessPhone", "buildingLocation", "street1", "street2", "city", "postalCode", "state", "country", "createdAt", "updatedAt"];
+const ACCOUNT_KEYS = [
+  "id",
+  "name",
+  "accountType",
+  "email",
+  "mobilePhone",
+  "businessPhone",
+  "buildingLocation",
+  "street1",
+  "street2",
+  "city",
+  "postalCode",
+  "state",
+  "country",
+  "createdAt",
+  "updatedAt",
+];
 
 /** 200 with exactly this account for one of the org's own ids; any other id is a 404. */
 export function expectAccountAnswer(answer: Answer, sentId: string | null, fx: Fixture) {

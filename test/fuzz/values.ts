@@ -25,11 +25,51 @@ export type SymKind =
 export const LONE_SURROGATES = ["\uD800", "\uDBFF", "\uDC00", "\uDFFF", "a\uD83Db", "\uDE00x"];
 
 const SPECIAL_STRINGS = [
-  "", " ", "\t\n\r", "\u00A0", "\uFEFF", "\u200B", "\u0000", "a\u0000b", "🦗🐜🕷️", "👩‍👩‍👧‍👦", "\u202Eevil\u202C",
-  "مرحبا بالعالم", "שלום", "e\u0301", "Ǆ", "İstanbul", "ß", "null", "undefined", "true", "0", "-1", "1e9", "NaN",
-  "[]", "{}", "<script>alert(1)</script>", "' OR 1=1 --", "Robert'); DROP TABLE contacts;--", "%00", "\\u0000",
-  "../../etc/passwd", "__proto__", "constructor", "a@b.co", "A@B.CO", "a@b", "@b.co", "a b@c.de", "a@b@c.de", "ü@ñ.de",
-  "$" + "{jndi:ldap://x}", "{{7*7}}", "\u{10FFFF}", "\u{1F600}".repeat(3),
+  "",
+  " ",
+  "\t\n\r",
+  "\u00A0",
+  "\uFEFF",
+  "\u200B",
+  "\u0000",
+  "a\u0000b",
+  "🦗🐜🕷️",
+  "👩‍👩‍👧‍👦",
+  "\u202Eevil\u202C",
+  "مرحبا بالعالم",
+  "שלום",
+  "e\u0301",
+  "Ǆ",
+  "İstanbul",
+  "ß",
+  "null",
+  "undefined",
+  "true",
+  "0",
+  "-1",
+  "1e9",
+  "NaN",
+  "[]",
+  "{}",
+  "<script>alert(1)</script>",
+  "' OR 1=1 --",
+  "Robert'); DROP TABLE contacts;--",
+  "%00",
+  "\\u0000",
+  "../../etc/passwd",
+  "__proto__",
+  "constructor",
+  "a@b.co",
+  "A@B.CO",
+  "a@b",
+  "@b.co",
+  "a b@c.de",
+  "a@b@c.de",
+  "ü@ñ.de",
+  "$" + "{jndi:ldap://x}",
+  "{{7*7}}",
+  "\u{10FFFF}",
+  "\u{1F600}".repeat(3),
   ...LONE_SURROGATES,
 ];
 
@@ -51,11 +91,37 @@ export const junkString = fc.oneof(
   { arbitrary: fc.constantFrom(...SPECIAL_STRINGS), weight: 3 },
   { arbitrary: fc.string({ unit: character, maxLength: 30 }), weight: 3 },
   { arbitrary: longString, weight: 1 },
-  { arbitrary: fc.tuple(fc.constantFrom(" ", "\t", "\u00A0", "\n"), fc.string({ maxLength: 10 })).map(([ws, s]) => `${ws}${s}${ws}`), weight: 1 },
+  {
+    arbitrary: fc
+      .tuple(fc.constantFrom(" ", "\t", "\u00A0", "\n"), fc.string({ maxLength: 10 }))
+      .map(([ws, s]) => `${ws}${s}${ws}`),
+    weight: 1,
+  },
 );
 
 export const junkNumber = fc.oneof(
-  fc.constantFrom(0, -0, -1, 1, 1.5, 10, 100, 101, 200, 201, 1e9, 2147483647, 2147483648, -2147483648, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, 1e308, 5e-324, Number.NaN, Number.POSITIVE_INFINITY),
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1,
+    1.5,
+    10,
+    100,
+    101,
+    200,
+    201,
+    1e9,
+    2147483647,
+    2147483648,
+    -2147483648,
+    Number.MAX_SAFE_INTEGER,
+    2 ** 53 + 2,
+    1e308,
+    5e-324,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+  ),
   fc.integer(),
   fc.double(),
 );
@@ -121,7 +187,21 @@ const assembledDateTime = fc
     minute: fc.integer({ min: 0, max: 61 }),
     second: fc.option(fc.integer({ min: 0, max: 61 })),
     fraction: fc.option(fc.stringMatching(/^[0-9]{1,9}$/)),
-    zone: fc.constantFrom("Z", "z", "+00:00", "-05:00", "+05:30", "+14:00", "-12:00", "+24:00", "+23:60", "", "+0530", "UTC", " Z"),
+    zone: fc.constantFrom(
+      "Z",
+      "z",
+      "+00:00",
+      "-05:00",
+      "+05:30",
+      "+14:00",
+      "-12:00",
+      "+24:00",
+      "+23:60",
+      "",
+      "+0530",
+      "UTC",
+      " Z",
+    ),
     separator: fc.constantFrom("T", "t", " "),
   })
   .map(({ year, month, day, hour, minute, second, fraction, zone, separator }) => {
@@ -140,7 +220,10 @@ export const validDateTime = fc
   .map(({ at, offset, zulu, precision }) => {
     const local = new Date(at + offset * 60_000).toISOString();
     const body = precision === 0 ? local.slice(0, 19) : precision === 1 ? local.slice(0, 16) : local.slice(0, 23);
-    const zone = offset === 0 ? zulu : `${offset < 0 ? "-" : "+"}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+    const zone =
+      offset === 0
+        ? zulu
+        : `${offset < 0 ? "-" : "+"}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
     return `${body}${zone}`;
   });
 
@@ -148,7 +231,10 @@ export const slot = fc.integer({ min: -30, max: 760 }).map((hours) => new Sym("s
 
 export const junkDateTime = fc.oneof(fc.constantFrom(...DATE_TIME_CONSTANTS), assembledDateTime, validDateTime);
 
-const junkKey = fc.oneof(fc.constantFrom("a", "", "__proto__", "constructor", "toString", "$where", "0"), fc.string({ maxLength: 8 }));
+const junkKey = fc.oneof(
+  fc.constantFrom("a", "", "__proto__", "constructor", "toString", "$where", "0"),
+  fc.string({ maxLength: 8 }),
+);
 
 /** Any JSON-able value a broken or hostile client might put in a field. */
 export const junkValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -173,13 +259,47 @@ export const validEmail = fc
 /** A well-formed string without NUL whose trimmed length is at most `max` (sometimes exactly `max`, sometimes padded). */
 export const validText = (max: number) =>
   fc.oneof(
-    { arbitrary: fc.string({ unit: "grapheme", maxLength: Math.min(max, 24) }).filter((s) => !s.includes("\u0000") && s.trim().length <= max), weight: 6 },
-    { arbitrary: fc.constantFrom("x".repeat(max), ` ${"y".repeat(max)}\t`, "Ünïcödé", "مرحبا", "🦗 Pest & Co.", "   "), weight: 1 },
+    {
+      arbitrary: fc
+        .string({ unit: "grapheme", maxLength: Math.min(max, 24) })
+        .filter((s) => !s.includes("\u0000") && s.trim().length <= max),
+      weight: 6,
+    },
+    {
+      arbitrary: fc.constantFrom("x".repeat(max), ` ${"y".repeat(max)}\t`, "Ünïcödé", "مرحبا", "🦗 Pest & Co.", "   "),
+      weight: 1,
+    },
   );
 
 /** Names of fields near the known ones and of internal columns: what mass assignment and typos look like. */
 export const UNKNOWN_KEYS = [
-  "firstname", "FIRSTNAME", "first_name", "e-mail", "Email", "datetime", "date_time", "clientname", "Limit",
-  "id", "orgId", "org_id", "createdAt", "updatedAt", "created_at", "keyHash", "key_hash", "apiKey", "status",
-  "emailLower", "nameLower", "startsAt", "endsAt", "__proto__", "constructor", "", " ", "extra", "😀",
+  "firstname",
+  "FIRSTNAME",
+  "first_name",
+  "e-mail",
+  "Email",
+  "datetime",
+  "date_time",
+  "clientname",
+  "Limit",
+  "id",
+  "orgId",
+  "org_id",
+  "createdAt",
+  "updatedAt",
+  "created_at",
+  "keyHash",
+  "key_hash",
+  "apiKey",
+  "status",
+  "emailLower",
+  "nameLower",
+  "startsAt",
+  "endsAt",
+  "__proto__",
+  "constructor",
+  "",
+  " ",
+  "extra",
+  "😀",
 ];

@@ -14,9 +14,21 @@ describe("GET /api/v1/accounts/{id}", () => {
     const res = await call(a, `/api/v1/accounts/${account.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      id: account.id, name: "Blue Bakery", accountType: 2, email: "hi@blue.example", mobilePhone: null, businessPhone: null,
-      buildingLocation: null, street1: null, street2: null, city: "Brooklyn", postalCode: null, state: null, country: null,
-      createdAt: new Date(account.createdAt).toISOString(), updatedAt: new Date(account.updatedAt).toISOString(),
+      id: account.id,
+      name: "Blue Bakery",
+      accountType: 2,
+      email: "hi@blue.example",
+      mobilePhone: null,
+      businessPhone: null,
+      buildingLocation: null,
+      street1: null,
+      street2: null,
+      city: "Brooklyn",
+      postalCode: null,
+      state: null,
+      country: null,
+      createdAt: new Date(account.createdAt).toISOString(),
+      updatedAt: new Date(account.updatedAt).toISOString(),
     });
   });
 

@@ -29,7 +29,8 @@ const utcDate = (t: number) => iso(t).slice(0, 10);
 const weekdayOf = (t: number): Weekday => WEEKDAYS[(new Date(t).getUTCDay() + 6) % 7]!;
 const hhmm = (hour: number) => `${String(hour).padStart(2, "0")}:00`;
 
-const onDays = (days: readonly Weekday[], ...hours: Interval[]): WeeklyHours => Object.fromEntries(days.map((d) => [d, hours]));
+const onDays = (days: readonly Weekday[], ...hours: Interval[]): WeeklyHours =>
+  Object.fromEntries(days.map((d) => [d, hours]));
 /** Open only for the one hour starting at whole-hour UTC instant `t`, on t's weekday. */
 const onlyHourOf = (t: number): WeeklyHours => {
   const hour = new Date(t).getUTCHours();
@@ -38,7 +39,12 @@ const onlyHourOf = (t: number): WeeklyHours => {
 
 /** Stores a UTC, always-open, no-notice schedule overridden by `document`. */
 const setSchedule = (tenant: Tenant, document: ScheduleDocument = {}) =>
-  storeSchedule(db(), tenant.orgId, { timeZone: "UTC", minNoticeMinutes: 0, weeklyHours: everyDay(["00:00", "24:00"]), ...document });
+  storeSchedule(db(), tenant.orgId, {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    weeklyHours: everyDay(["00:00", "24:00"]),
+    ...document,
+  });
 
 /**
  * Changes a tenant's schedule and returns it with a new key: an isolate keeps a
@@ -57,13 +63,23 @@ async function tenantWith(document: ScheduleDocument = {}, name?: string) {
 }
 
 const list = (tenant: Tenant, dateTime: number | string, limit?: number) =>
-  call(tenant, AVAILABLE, { body: { dateTime: typeof dateTime === "number" ? iso(dateTime) : dateTime, ...(limit === undefined ? {} : { limit }) } });
-const check = (tenant: Tenant, at: number | string) => call(tenant, CHECK, { body: { dateTime: typeof at === "number" ? iso(at) : at } });
+  call(tenant, AVAILABLE, {
+    body: {
+      dateTime: typeof dateTime === "number" ? iso(dateTime) : dateTime,
+      ...(limit === undefined ? {} : { limit }),
+    },
+  });
+const check = (tenant: Tenant, at: number | string) =>
+  call(tenant, CHECK, { body: { dateTime: typeof at === "number" ? iso(at) : at } });
 const book = (tenant: Tenant, at: number, clientName = "Client", insectName = "Ants") =>
   call(tenant, CREATE, { body: { dateTime: iso(at), clientName, insectName } });
 
 const countIncidents = async (tenant: Tenant) =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM incidents WHERE org_id = ?").bind(tenant.orgId).first<{ n: number }>())?.n;
+  (
+    await env.DB.prepare("SELECT count(*) AS n FROM incidents WHERE org_id = ?")
+      .bind(tenant.orgId)
+      .first<{ n: number }>()
+  )?.n;
 
 /** The slot object of a UTC schedule. */
 const slotOf = (start: number, remaining = 1, minutes = 60) => ({
@@ -163,7 +179,11 @@ describe("POST /api/v1/ai-agent/available-appointments", () => {
 
   it.each([
     ["every weekday is closed", true, (): ScheduleDocument => ({ weeklyHours: {} })],
-    ["every date of the horizon is closed", true, (): ScheduleDocument => ({ horizonDays: 3, closedDates: [0, 1, 2, 3, 4].map((i) => utcDate(today() + i * DAY)) })],
+    [
+      "every date of the horizon is closed",
+      true,
+      (): ScheduleDocument => ({ horizonDays: 3, closedDates: [0, 1, 2, 3, 4].map((i) => utcDate(today() + i * DAY)) }),
+    ],
     ["dateTime is beyond the horizon", false, (): ScheduleDocument => ({ horizonDays: 2 })],
   ])("returns an empty list when %s", async (_case, nothingAtAll, document) => {
     const tenant = await tenantWith(document());
@@ -182,8 +202,20 @@ describe("POST /api/v1/ai-agent/available-appointments", () => {
     expect(res.body).toEqual({
       timeZone: "Asia/Kolkata",
       slots: [
-        { start: iso(day + 3.5 * HOUR), end: iso(day + 4.5 * HOUR), localStart: `${utcDate(day)}T09:00:00+05:30`, localEnd: `${utcDate(day)}T10:00:00+05:30`, remaining: 1 },
-        { start: iso(day + 4.5 * HOUR), end: iso(day + 5.5 * HOUR), localStart: `${utcDate(day)}T10:00:00+05:30`, localEnd: `${utcDate(day)}T11:00:00+05:30`, remaining: 1 },
+        {
+          start: iso(day + 3.5 * HOUR),
+          end: iso(day + 4.5 * HOUR),
+          localStart: `${utcDate(day)}T09:00:00+05:30`,
+          localEnd: `${utcDate(day)}T10:00:00+05:30`,
+          remaining: 1,
+        },
+        {
+          start: iso(day + 4.5 * HOUR),
+          end: iso(day + 5.5 * HOUR),
+          localStart: `${utcDate(day)}T10:00:00+05:30`,
+          localEnd: `${utcDate(day)}T11:00:00+05:30`,
+          remaining: 1,
+        },
       ],
     });
   });
@@ -193,7 +225,11 @@ describe("POST /api/v1/ai-agent/available-appointments", () => {
     ["summer", [6, 7, 8], "-04:00", 13],
   ])("gives America/New_York %s times with offset %s", async (_season, months, offset, utcHour) => {
     const day = firstDayInMonths(months);
-    const tenant = await tenantWith({ timeZone: "America/New_York", horizonDays: 365, weeklyHours: everyDay(["09:00", "17:00"]) });
+    const tenant = await tenantWith({
+      timeZone: "America/New_York",
+      horizonDays: 365,
+      weeklyHours: everyDay(["09:00", "17:00"]),
+    });
     const res = await list(tenant, day + 12 * HOUR, 1);
     expect(res.body).toEqual({
       timeZone: "America/New_York",
@@ -225,7 +261,12 @@ const REASONS: [string, string, () => Promise<Scenario>][] = [
     "an hour ago, on a whole slot",
     async () => {
       const at = Math.floor(Date.now() / HOUR) * HOUR - HOUR;
-      return { tenant: await tenantWith({ weeklyHours: onlyHourOf(at) }), at, slot: 1, alternatives: [at + 7 * DAY, at + 14 * DAY, at + 21 * DAY] };
+      return {
+        tenant: await tenantWith({ weeklyHours: onlyHourOf(at) }),
+        at,
+        slot: 1,
+        alternatives: [at + 7 * DAY, at + 14 * DAY, at + 21 * DAY],
+      };
     },
   ],
   [
@@ -239,14 +280,24 @@ const REASONS: [string, string, () => Promise<Scenario>][] = [
   [
     "beyond_horizon",
     "a slot start past the horizon",
-    async () => ({ tenant: await tenantWith({ horizonDays: 2 }), at: today() + 5 * DAY + 10 * HOUR, slot: 1, alternatives: [] }),
+    async () => ({
+      tenant: await tenantWith({ horizonDays: 2 }),
+      at: today() + 5 * DAY + 10 * HOUR,
+      slot: 1,
+      alternatives: [],
+    }),
   ],
   [
     "beyond_horizon",
     "past the horizon on a closed date",
     async () => {
       const at = today() + 5 * DAY + 10 * HOUR;
-      return { tenant: await tenantWith({ horizonDays: 2, closedDates: [utcDate(at)] }), at, slot: null, alternatives: [] };
+      return {
+        tenant: await tenantWith({ horizonDays: 2, closedDates: [utcDate(at)] }),
+        at,
+        slot: null,
+        alternatives: [],
+      };
     },
   ],
   [
@@ -293,7 +344,12 @@ const REASONS: [string, string, () => Promise<Scenario>][] = [
     "on a closed date",
     async () => {
       const day = today() + 2 * DAY;
-      return { tenant: await tenantWith({ closedDates: [utcDate(day)] }), at: day + 10 * HOUR, slot: null, alternatives: [day + DAY, day + DAY + HOUR, day + DAY + 2 * HOUR] };
+      return {
+        tenant: await tenantWith({ closedDates: [utcDate(day)] }),
+        at: day + 10 * HOUR,
+        slot: null,
+        alternatives: [day + DAY, day + DAY + HOUR, day + DAY + 2 * HOUR],
+      };
     },
   ],
   [
@@ -301,7 +357,12 @@ const REASONS: [string, string, () => Promise<Scenario>][] = [
     "between two slot starts",
     async () => {
       const at = soon();
-      return { tenant: await tenantWith(), at: at + 30 * MINUTE, slot: null, alternatives: [at + HOUR, at + 2 * HOUR, at + 3 * HOUR] };
+      return {
+        tenant: await tenantWith(),
+        at: at + 30 * MINUTE,
+        slot: null,
+        alternatives: [at + HOUR, at + 2 * HOUR, at + 3 * HOUR],
+      };
     },
   ],
   [
@@ -405,7 +466,12 @@ describe("POST /api/v1/ai-agent/is-booking-available", () => {
     expect(refused.status).toBe(409);
     expect(refused.headers.get("Content-Type")).toBe("application/problem+json");
     expect(isProblem(refused.body)).toBe(true);
-    expect(refused.body).toMatchObject({ status: 409, code: "slot_unavailable", reason, alternatives: alternatives.map((t) => slotOf(t)) });
+    expect(refused.body).toMatchObject({
+      status: 409,
+      code: "slot_unavailable",
+      reason,
+      alternatives: alternatives.map((t) => slotOf(t)),
+    });
     expect(await countIncidents(tenant)).toBe(before);
   });
 
@@ -416,7 +482,9 @@ describe("POST /api/v1/ai-agent/is-booking-available", () => {
     for (const from of [at, at + 30 * MINUTE, at - 1]) {
       const res = await check(tenant, from);
       const alternatives = startsOf(res.body.alternatives);
-      expect(alternatives).toEqual(from === at - 1 ? [at, at + 2 * HOUR, at + 3 * HOUR] : [at + 2 * HOUR, at + 3 * HOUR, at + 4 * HOUR]);
+      expect(alternatives).toEqual(
+        from === at - 1 ? [at, at + 2 * HOUR, at + 3 * HOUR] : [at + 2 * HOUR, at + 3 * HOUR, at + 4 * HOUR],
+      );
       for (const t of alternatives) {
         expect(t).toBeGreaterThan(from);
         expect((await check(tenant, t)).body.available).toBe(true);
@@ -429,7 +497,10 @@ describe("POST /api/v1/ai-agent/is-booking-available", () => {
     const closedDates = Array.from({ length: 40 }, (_, i) => utcDate(day + (i + 1) * DAY));
     const tenant = await tenantWith({ closedDates });
     const late = await check(tenant, day + 21 * HOUR);
-    expect(late.body).toMatchObject({ available: true, alternatives: [slotOf(day + 22 * HOUR), slotOf(day + 23 * HOUR)] });
+    expect(late.body).toMatchObject({
+      available: true,
+      alternatives: [slotOf(day + 22 * HOUR), slotOf(day + 23 * HOUR)],
+    });
     const last = await check(tenant, day + 23 * HOUR);
     expect(last.body).toMatchObject({ available: true, slot: slotOf(day + 23 * HOUR), alternatives: [] });
   });
@@ -479,7 +550,11 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before - 1);
     expect(Date.parse(res.body.createdAt)).toBeLessThanOrEqual(after + 1);
     expect(await countIncidents(tenant)).toBe(1);
-    expect((await check(tenant, at)).body).toMatchObject({ available: false, reason: "fully_booked", slot: slotOf(at, 0) });
+    expect((await check(tenant, at)).body).toMatchObject({
+      available: false,
+      reason: "fully_booked",
+      slot: slotOf(at, 0),
+    });
   });
 
   it("trims clientName and insectName and accepts 200 characters", async () => {
@@ -522,9 +597,16 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
     const booked = await book(before, at);
     expect(booked.body.appointment).toEqual(slotOf(at, 1, 90));
     const tenant = await rescheduled(before, { slotMinutes: 60, capacity: 2 });
-    const remaining = await Promise.all([-1, 0, 1, 2].map(async (h) => (await check(tenant, at + h * HOUR)).body.slot.remaining));
+    const remaining = await Promise.all(
+      [-1, 0, 1, 2].map(async (h) => (await check(tenant, at + h * HOUR)).body.slot.remaining),
+    );
     expect(remaining).toEqual([2, 1, 1, 2]);
-    expect((await list(tenant, at - HOUR, 4)).body.slots).toEqual([slotOf(at - HOUR, 2), slotOf(at, 1), slotOf(at + HOUR, 1), slotOf(at + 2 * HOUR, 2)]);
+    expect((await list(tenant, at - HOUR, 4)).body.slots).toEqual([
+      slotOf(at - HOUR, 2),
+      slotOf(at, 1),
+      slotOf(at + HOUR, 1),
+      slotOf(at + 2 * HOUR, 2),
+    ]);
     expect((await book(tenant, at + HOUR)).body.appointment).toEqual(slotOf(at + HOUR, 0));
     expect((await book(tenant, at + HOUR)).body.reason).toBe("fully_booked");
     expect((await book(tenant, at)).body.appointment).toEqual(slotOf(at, 0));
@@ -567,13 +649,17 @@ describe("consistency and isolation", () => {
     });
     for (const t of [day + 9 * HOUR, day + 9 * HOUR, day + 10 * HOUR]) expect((await book(tenant, t)).status).toBe(200);
     const listed = new Map<number, number>(
-      (await list(tenant, day, 100)).body.slots.filter((s: { start: string }) => Date.parse(s.start) < day + 3 * DAY).map((s: { start: string; remaining: number }) => [Date.parse(s.start), s.remaining]),
+      (await list(tenant, day, 100)).body.slots
+        .filter((s: { start: string }) => Date.parse(s.start) < day + 3 * DAY)
+        .map((s: { start: string; remaining: number }) => [Date.parse(s.start), s.remaining]),
     );
     // day: 8 slots but 09:00 full; day + 1: closed; day + 2: 8 slots.
     expect(listed.size).toBe(15);
     expect(listed.get(day + 10 * HOUR)).toBe(1);
     // Every half hour from 06:00 to 18:00 of the three days: all the listed slots and every kind of unlisted instant.
-    const instants = [0, 1, 2].flatMap((d) => Array.from({ length: 25 }, (_, i) => day + d * DAY + 6 * HOUR + i * 30 * MINUTE));
+    const instants = [0, 1, 2].flatMap((d) =>
+      Array.from({ length: 25 }, (_, i) => day + d * DAY + 6 * HOUR + i * 30 * MINUTE),
+    );
     expect([...listed.keys()].every((t) => instants.includes(t))).toBe(true);
     const checks = await Promise.all(instants.map((t) => check(tenant, t)));
     checks.forEach((res, i) => {

@@ -37,7 +37,10 @@ beforeAll(async () => {
   canonical = {
     "missing key": await reference([["X-ORG-ID", a.orgId]]),
     "missing org": await reference([["X-API-KEY", a.apiKey]]),
-    refused: await reference([["X-API-KEY", `fsk_${"0".repeat(40)}`], ["X-ORG-ID", a.orgId]]),
+    refused: await reference([
+      ["X-API-KEY", `fsk_${"0".repeat(40)}`],
+      ["X-ORG-ID", a.orgId],
+    ]),
   };
 });
 
@@ -58,42 +61,285 @@ const body = () => a.apiKey.slice(4);
 const CREDENTIALS: [string, Group, () => HeaderList, string?][] = [
   ["no headers", "missing key", () => []],
   ["no X-API-KEY", "missing key", () => [["X-ORG-ID", a.orgId]]],
-  ["an empty X-API-KEY", "missing key", () => [["X-API-KEY", ""], ["X-ORG-ID", a.orgId]]],
-  ["a whitespace-only X-API-KEY", "missing key", () => [["X-API-KEY", " \t "], ["X-ORG-ID", a.orgId]]],
-  ["the key as a Bearer token", "missing key", () => [["Authorization", `Bearer ${key()}`], ["X-ORG-ID", a.orgId]]],
+  [
+    "an empty X-API-KEY",
+    "missing key",
+    () => [
+      ["X-API-KEY", ""],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "a whitespace-only X-API-KEY",
+    "missing key",
+    () => [
+      ["X-API-KEY", " \t "],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key as a Bearer token",
+    "missing key",
+    () => [
+      ["Authorization", `Bearer ${key()}`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
   ["the key in the query string", "missing key", () => [["X-ORG-ID", a.orgId]], `api_key=${"K"}`],
   ["no X-ORG-ID", "missing org", () => [["X-API-KEY", key()]]],
-  ["an empty X-ORG-ID", "missing org", () => [["X-API-KEY", key()], ["X-ORG-ID", ""]]],
-  ["a whitespace-only X-ORG-ID", "missing org", () => [["X-API-KEY", key()], ["X-ORG-ID", "   "]]],
-  ["a malformed key", "refused", () => [["X-API-KEY", "not-a-key"], ["X-ORG-ID", a.orgId]]],
-  ["the key without its fsk_ prefix", "refused", () => [["X-API-KEY", body()], ["X-ORG-ID", a.orgId]]],
-  ["the key with an upper-case prefix", "refused", () => [["X-API-KEY", `FSK_${body()}`], ["X-ORG-ID", a.orgId]]],
-  ["the key too short for the format", "refused", () => [["X-API-KEY", key().slice(0, 35)], ["X-ORG-ID", a.orgId]]],
-  ["the key missing its last character", "refused", () => [["X-API-KEY", key().slice(0, -1)], ["X-ORG-ID", a.orgId]]],
-  ["the key with one character changed", "refused", () => [["X-API-KEY", `${key().slice(0, -1)}${key().endsWith("a") ? "b" : "a"}`], ["X-ORG-ID", a.orgId]]],
-  ["the key with a character appended", "refused", () => [["X-API-KEY", `${key()}a`], ["X-ORG-ID", a.orgId]]],
-  ["the key with a space inside", "refused", () => [["X-API-KEY", `${key().slice(0, 20)} ${key().slice(20)}`], ["X-ORG-ID", a.orgId]]],
-  ["a 10 KB key", "refused", () => [["X-API-KEY", `fsk_${"a".repeat(10_240)}`], ["X-ORG-ID", a.orgId]]],
-  ["a 10 KB org id", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", `org_${"a".repeat(10_240)}`]]],
-  ["a Latin-1 key", "refused", () => [["X-API-KEY", `fsk_${"é".repeat(40)}`], ["X-ORG-ID", a.orgId]]],
-  ["a key with UTF-8 emoji bytes", "refused", () => [["X-API-KEY", utf8(`fsk_${"🔑".repeat(10)}${body()}`)], ["X-ORG-ID", a.orgId]]],
-  ["an org id with UTF-8 bytes", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", utf8(`${a.orgId}ü`)]]],
-  ["an RTL-override org id", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", utf8(`org_\u202E${a.orgId.slice(4)}`)]]],
-  ["SQL in the key", "refused", () => [["X-API-KEY", "fsk_' OR '1'='1"], ["X-ORG-ID", a.orgId]]],
-  ["SQL in the org id", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", "org_x' OR '1'='1"]]],
-  ["an unknown well-formed key", "refused", () => [["X-API-KEY", `fsk_${"Z".repeat(40)}`], ["X-ORG-ID", a.orgId]]],
-  ["an unknown org", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", "org_doesnotexist"]]],
-  ["the org id in upper case", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", a.orgId.toUpperCase()]]],
-  ["the demo org's credentials (not provisioned here)", "refused", () => [["X-API-KEY", `fsk_demo${"0".repeat(28)}`], ["X-ORG-ID", "org_demo"]]],
-  ["a revoked key", "refused", () => [["X-API-KEY", revoked.apiKey], ["X-ORG-ID", a.orgId]]],
-  ["the key of another org", "refused", () => [["X-API-KEY", b.apiKey], ["X-ORG-ID", a.orgId]]],
-  ["a key with another org's id", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", b.orgId]]],
-  ["the key id instead of the key", "refused", () => [["X-API-KEY", a.keyId], ["X-ORG-ID", a.orgId]]],
-  ["the key twice", "refused", () => [["X-API-KEY", key()], ["X-API-KEY", key()], ["X-ORG-ID", a.orgId]]],
-  ["two orgs' keys", "refused", () => [["X-API-KEY", key()], ["X-API-KEY", b.apiKey], ["X-ORG-ID", a.orgId]]],
-  ["the org id twice", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", a.orgId], ["X-ORG-ID", a.orgId]]],
-  ["two org ids", "refused", () => [["X-API-KEY", key()], ["X-ORG-ID", a.orgId], ["X-ORG-ID", b.orgId]]],
-  ["a key header and an empty one", "refused", () => [["X-API-KEY", key()], ["X-API-KEY", ""], ["X-ORG-ID", a.orgId]]],
+  [
+    "an empty X-ORG-ID",
+    "missing org",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", ""],
+    ],
+  ],
+  [
+    "a whitespace-only X-ORG-ID",
+    "missing org",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", "   "],
+    ],
+  ],
+  [
+    "a malformed key",
+    "refused",
+    () => [
+      ["X-API-KEY", "not-a-key"],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key without its fsk_ prefix",
+    "refused",
+    () => [
+      ["X-API-KEY", body()],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key with an upper-case prefix",
+    "refused",
+    () => [
+      ["X-API-KEY", `FSK_${body()}`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key too short for the format",
+    "refused",
+    () => [
+      ["X-API-KEY", key().slice(0, 35)],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key missing its last character",
+    "refused",
+    () => [
+      ["X-API-KEY", key().slice(0, -1)],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key with one character changed",
+    "refused",
+    () => [
+      ["X-API-KEY", `${key().slice(0, -1)}${key().endsWith("a") ? "b" : "a"}`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key with a character appended",
+    "refused",
+    () => [
+      ["X-API-KEY", `${key()}a`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key with a space inside",
+    "refused",
+    () => [
+      ["X-API-KEY", `${key().slice(0, 20)} ${key().slice(20)}`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "a 10 KB key",
+    "refused",
+    () => [
+      ["X-API-KEY", `fsk_${"a".repeat(10_240)}`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "a 10 KB org id",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", `org_${"a".repeat(10_240)}`],
+    ],
+  ],
+  [
+    "a Latin-1 key",
+    "refused",
+    () => [
+      ["X-API-KEY", `fsk_${"é".repeat(40)}`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "a key with UTF-8 emoji bytes",
+    "refused",
+    () => [
+      ["X-API-KEY", utf8(`fsk_${"🔑".repeat(10)}${body()}`)],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "an org id with UTF-8 bytes",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", utf8(`${a.orgId}ü`)],
+    ],
+  ],
+  [
+    "an RTL-override org id",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", utf8(`org_\u202E${a.orgId.slice(4)}`)],
+    ],
+  ],
+  [
+    "SQL in the key",
+    "refused",
+    () => [
+      ["X-API-KEY", "fsk_' OR '1'='1"],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "SQL in the org id",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", "org_x' OR '1'='1"],
+    ],
+  ],
+  [
+    "an unknown well-formed key",
+    "refused",
+    () => [
+      ["X-API-KEY", `fsk_${"Z".repeat(40)}`],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "an unknown org",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", "org_doesnotexist"],
+    ],
+  ],
+  [
+    "the org id in upper case",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", a.orgId.toUpperCase()],
+    ],
+  ],
+  [
+    "the demo org's credentials (not provisioned here)",
+    "refused",
+    () => [
+      ["X-API-KEY", `fsk_demo${"0".repeat(28)}`],
+      ["X-ORG-ID", "org_demo"],
+    ],
+  ],
+  [
+    "a revoked key",
+    "refused",
+    () => [
+      ["X-API-KEY", revoked.apiKey],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key of another org",
+    "refused",
+    () => [
+      ["X-API-KEY", b.apiKey],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "a key with another org's id",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", b.orgId],
+    ],
+  ],
+  [
+    "the key id instead of the key",
+    "refused",
+    () => [
+      ["X-API-KEY", a.keyId],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the key twice",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "two orgs' keys",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-API-KEY", b.apiKey],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "the org id twice",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", a.orgId],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
+  [
+    "two org ids",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-ORG-ID", a.orgId],
+      ["X-ORG-ID", b.orgId],
+    ],
+  ],
+  [
+    "a key header and an empty one",
+    "refused",
+    () => [
+      ["X-API-KEY", key()],
+      ["X-API-KEY", ""],
+      ["X-ORG-ID", a.orgId],
+    ],
+  ],
 ];
 
 const slot = () => slotIn(26);
@@ -104,18 +350,35 @@ const ENDPOINTS: [string, (headers: HeaderList, query: string) => Promise<ReadRe
   ["POST /api/v1/contacts", (h, q) => request(`/api/v1/contacts${q}`, { headers: h, json: { firstName: "X" } })],
   ["GET /api/v1/contacts", (h, q) => request(`/api/v1/contacts${q}`, { headers: h })],
   ["GET /api/v1/accounts/{id}", (h, q) => request(`/api/v1/accounts/${accountId}${q}`, { headers: h })],
-  ["POST available-appointments", (h, q) => request(`/api/v1/ai-agent/available-appointments${q}`, { headers: h, json: { dateTime: slot() } })],
-  ["POST is-booking-available", (h, q) => request(`/api/v1/ai-agent/is-booking-available${q}`, { headers: h, json: { dateTime: slot() } })],
-  ["POST create-incident", (h, q) => request(`/api/v1/ai-agent/create-incident${q}`, { headers: h, json: { dateTime: slot(), clientName: "X", insectName: "Y" } })],
+  [
+    "POST available-appointments",
+    (h, q) => request(`/api/v1/ai-agent/available-appointments${q}`, { headers: h, json: { dateTime: slot() } }),
+  ],
+  [
+    "POST is-booking-available",
+    (h, q) => request(`/api/v1/ai-agent/is-booking-available${q}`, { headers: h, json: { dateTime: slot() } }),
+  ],
+  [
+    "POST create-incident",
+    (h, q) =>
+      request(`/api/v1/ai-agent/create-incident${q}`, {
+        headers: h,
+        json: { dateTime: slot(), clientName: "X", insectName: "Y" },
+      }),
+  ],
   ["an unknown path", (h, q) => request(`/api/v1/no-such-thing${q}`, { headers: h })],
   ["a wrong method", (h, q) => request(`/api/v1/leads${q}`, { method: "DELETE", headers: h })],
   ["MCP tools/list", (h) => mcpList(h)],
   ["MCP tools/call create_lead", (h) => mcpCall(h, "create_lead", { firstName: "X" })],
 ];
 /** With valid credentials this one opens an event stream that does not end: refusals only. */
-const MCP_STREAM: (typeof ENDPOINTS)[number] = ["MCP GET (event stream)", (h) => request("/mcp", { headers: [...h, ["Accept", "text/event-stream"]] })];
+const MCP_STREAM: (typeof ENDPOINTS)[number] = [
+  "MCP GET (event stream)",
+  (h) => request("/mcp", { headers: [...h, ["Accept", "text/event-stream"]] }),
+];
 
-const queryOf = (extra: string | undefined) => (extra === undefined ? "" : `?${extra.replace("K", encodeURIComponent(a.apiKey))}`);
+const queryOf = (extra: string | undefined) =>
+  extra === undefined ? "" : `?${extra.replace("K", encodeURIComponent(a.apiKey))}`;
 
 const REFUSING = [...ENDPOINTS, MCP_STREAM];
 
@@ -146,8 +409,20 @@ describe(`authentication matrix: ${CREDENTIALS.length} credentials × ${REFUSING
   });
 
   it.each([
-    ["lower-case header names", (t: Tenant): HeaderList => [["x-api-key", t.apiKey], ["x-org-id", t.orgId]]],
-    ["mixed-case header names", (t: Tenant): HeaderList => [["X-Api-Key", t.apiKey], ["x-Org-Id", t.orgId]]],
+    [
+      "lower-case header names",
+      (t: Tenant): HeaderList => [
+        ["x-api-key", t.apiKey],
+        ["x-org-id", t.orgId],
+      ],
+    ],
+    [
+      "mixed-case header names",
+      (t: Tenant): HeaderList => [
+        ["X-Api-Key", t.apiKey],
+        ["x-Org-Id", t.orgId],
+      ],
+    ],
   ])("accepts %s (HTTP header names are case-insensitive) on every endpoint", async (_name, headers) => {
     for (const [endpoint, send] of ENDPOINTS) {
       const res = await send(headers(a), "");
@@ -168,18 +443,23 @@ describe("revocation", () => {
     const revokedAt = Date.now();
     // The cache is per key, not per endpoint: poll one operation and /mcp. Every
     // answer that still honours the key must come from a request sent within the bound.
-    for (const [endpoint, send] of ENDPOINTS.filter(([name]) => name === "GET /api/v1/contacts" || name === "MCP tools/list")) {
+    for (const [endpoint, send] of ENDPOINTS.filter(
+      ([name]) => name === "GET /api/v1/contacts" || name === "MCP tools/list",
+    )) {
       for (;;) {
         const sentAt = Date.now();
         const { status } = await send(headers, "");
         if (status === 401) break;
         expect(status, endpoint).toBe(200);
-        expect(sentAt - revokedAt, `${endpoint} still honours the revoked key`).toBeLessThanOrEqual(AUTH_CACHE_TTL_MS + 100);
+        expect(sentAt - revokedAt, `${endpoint} still honours the revoked key`).toBeLessThanOrEqual(
+          AUTH_CACHE_TTL_MS + 100,
+        );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
     // Refused for good, with the same body as any other refused key; the org's other key still works.
-    for (const [endpoint, send] of ENDPOINTS) expect(shapeOf(await send(headers, "")), endpoint).toEqual(canonical.refused);
+    for (const [endpoint, send] of ENDPOINTS)
+      expect(shapeOf(await send(headers, "")), endpoint).toEqual(canonical.refused);
     expect((await request("/api/v1/contacts", { headers: credentialsOf(tenant) })).status).toBe(200);
   }, 15_000);
 });

@@ -24,7 +24,10 @@ beforeAll(async () => {
 });
 
 const as = (apiKey: string | undefined, orgId: string | undefined) => ({
-  headers: { ...(apiKey === undefined ? {} : { "X-API-KEY": apiKey }), ...(orgId === undefined ? {} : { "X-ORG-ID": orgId }) },
+  headers: {
+    ...(apiKey === undefined ? {} : { "X-API-KEY": apiKey }),
+    ...(orgId === undefined ? {} : { "X-ORG-ID": orgId }),
+  },
 });
 
 describe("authentication", () => {

@@ -5,8 +5,8 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import app from "../../src/app";
 import { apiKeys } from "../../drizzle/schema";
+import app from "../../src/app";
 import { createKey } from "../../src/cli/orgs-and-keys";
 import { storeSchedule } from "../../src/cli/schedule";
 import { type Recorder, type RoundTrip, recordingD1, type Statement } from "../d1-recorder";
@@ -77,9 +77,14 @@ describe("D1 budget per request", () => {
     ["read an account", () => `/api/v1/accounts/${accountId}`, undefined],
     ["find available appointments", "/api/v1/ai-agent/available-appointments", () => ({ dateTime: slot, limit: 20 })],
     ["check a booking", "/api/v1/ai-agent/is-booking-available", () => ({ dateTime: slot })],
-    ["book an incident", "/api/v1/ai-agent/create-incident", () => ({ dateTime: slot, clientName: "Budget Account", insectName: "Ants" })],
+    [
+      "book an incident",
+      "/api/v1/ai-agent/create-incident",
+      () => ({ dateTime: slot, clientName: "Budget Account", insectName: "Ants" }),
+    ],
   ] as const)("%s: 2 round trips cold, 1 warm, every statement on an index", async (_name, path, body) => {
-    const request = () => [typeof path === "function" ? path() : path, typeof body === "function" ? body() : body] as const;
+    const request = () =>
+      [typeof path === "function" ? path() : path, typeof body === "function" ? body() : body] as const;
     // A key this isolate has never verified, used within the minute (so its last-use hint is not due).
     const { apiKey, keyId } = await createKey(db(), tenant.orgId);
     await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, keyId));
@@ -106,19 +111,28 @@ describe("D1 budget per request", () => {
   it.each([
     ["create a lead", "/api/v1/leads", { firstName: "Idem" }],
     ["create a contact", "/api/v1/contacts", { firstName: "Idem" }],
-    ["book an incident", "/api/v1/ai-agent/create-incident", { dateTime: slot, clientName: "Idem", insectName: "Ants" }],
-  ] as const)("%s with an Idempotency-Key: 2 round trips warm (the claim; the write with its recorded outcome), 1 to replay", async (_name, path, body) => {
-    const key = crypto.randomUUID();
-    const first = recordingD1(env.DB);
-    expect((await send(first, path, body, tenant.apiKey, key)).status).toBe(200);
-    expect(first.roundTrips.length, JSON.stringify(first.roundTrips)).toBe(2);
-    const replay = recordingD1(env.DB);
-    const replayed = await send(replay, path, body, tenant.apiKey, key);
-    expect(replayed.headers.get("Idempotent-Replayed")).toBe("true");
-    expect(replay.roundTrips.length, JSON.stringify(replay.roundTrips)).toBeLessThanOrEqual(2);
-  });
+    [
+      "book an incident",
+      "/api/v1/ai-agent/create-incident",
+      { dateTime: slot, clientName: "Idem", insectName: "Ants" },
+    ],
+  ] as const)(
+    "%s with an Idempotency-Key: 2 round trips warm (the claim; the write with its recorded outcome), 1 to replay",
+    async (_name, path, body) => {
+      const key = crypto.randomUUID();
+      const first = recordingD1(env.DB);
+      expect((await send(first, path, body, tenant.apiKey, key)).status).toBe(200);
+      expect(first.roundTrips.length, JSON.stringify(first.roundTrips)).toBe(2);
+      const replay = recordingD1(env.DB);
+      const replayed = await send(replay, path, body, tenant.apiKey, key);
+      expect(replayed.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(replay.roundTrips.length, JSON.stringify(replay.roundTrips)).toBeLessThanOrEqual(2);
+    },
+  );
 
   it("the plan check can fail: an unindexed filter is a SCAN", async () => {
-    expect(await plan({ sql: "SELECT * FROM contacts WHERE city = ?", params: ["x"] })).toContainEqual(expect.stringMatching(/^SCAN contacts/));
+    expect(await plan({ sql: "SELECT * FROM contacts WHERE city = ?", params: ["x"] })).toContainEqual(
+      expect.stringMatching(/^SCAN contacts/),
+    );
   });
 });

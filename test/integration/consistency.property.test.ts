@@ -20,7 +20,10 @@ const scenario = fc.record({
     weeklyHours,
   }),
   prebook: fc.array(fc.nat(), { maxLength: 4 }),
-  instants: fc.array(fc.oneof(fc.record({ listed: fc.nat() }), fc.record({ quarter: fc.integer({ min: -8, max: 5 * 96 }) })), { minLength: 3, maxLength: 6 }),
+  instants: fc.array(
+    fc.oneof(fc.record({ listed: fc.nat() }), fc.record({ quarter: fc.integer({ min: -8, max: 5 * 96 }) })),
+    { minLength: 3, maxLength: 6 },
+  ),
 });
 
 describe("listed ⇔ available ⇔ bookable, over HTTP (property)", () => {
@@ -30,12 +33,22 @@ describe("listed ⇔ available ⇔ bookable, over HTTP (property)", () => {
         const tenant = await newTenant();
         await storeSchedule(db(), tenant.orgId, schedule);
         const start = Math.ceil(Date.now() / (15 * MINUTE)) * 15 * MINUTE;
-        const listed = (await api(tenant, "available-appointments", { dateTime: new Date(start).toISOString(), limit: 30 })).body.slots as { start: string }[];
+        const listed = (
+          await api(tenant, "available-appointments", { dateTime: new Date(start).toISOString(), limit: 30 })
+        ).body.slots as { start: string }[];
         for (const pick of prebook) {
-          if (listed.length > 0) await api(tenant, "create-incident", { dateTime: listed[pick % listed.length]!.start, clientName: "Pre", insectName: "Ants" });
+          if (listed.length > 0)
+            await api(tenant, "create-incident", {
+              dateTime: listed[pick % listed.length]!.start,
+              clientName: "Pre",
+              insectName: "Ants",
+            });
         }
         for (const pick of instants) {
-          const t = "listed" in pick ? (listed[pick.listed % Math.max(1, listed.length)]?.start ?? new Date(start).toISOString()) : new Date(start + pick.quarter * 15 * MINUTE).toISOString();
+          const t =
+            "listed" in pick
+              ? (listed[pick.listed % Math.max(1, listed.length)]?.start ?? new Date(start).toISOString())
+              : new Date(start + pick.quarter * 15 * MINUTE).toISOString();
           // An instant within seconds of a moving edge (now, notice, horizon) could cross it mid-check.
           const now = Date.now();
           const edges = [now, now + schedule.minNoticeMinutes * MINUTE, now + schedule.horizonDays * 1440 * MINUTE];

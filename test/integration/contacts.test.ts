@@ -10,7 +10,11 @@ beforeAll(async () => {
 });
 
 const countContacts = async (tenant: Tenant) =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM contacts WHERE org_id = ?").bind(tenant.orgId).first<{ n: number }>())?.n;
+  (
+    await env.DB.prepare("SELECT count(*) AS n FROM contacts WHERE org_id = ?")
+      .bind(tenant.orgId)
+      .first<{ n: number }>()
+  )?.n;
 
 async function pageThrough(tenant: Tenant, query: string, limit: number) {
   const seen: { id: string; createdAt: string; updatedAt: string }[] = [];
@@ -30,9 +34,16 @@ async function pageThrough(tenant: Tenant, query: string, limit: number) {
 describe("POST /api/v1/contacts", () => {
   it("stores a contact linked to an account of the org", async () => {
     const account = await addAccount(a, "Acme");
-    const res = await call(a, "/api/v1/contacts", { body: { firstName: "Ann", email: "Ann@Example.com", accountId: account.id } });
+    const res = await call(a, "/api/v1/contacts", {
+      body: { firstName: "Ann", email: "Ann@Example.com", accountId: account.id },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ firstName: "Ann", lastName: null, email: "Ann@Example.com", accountId: account.id });
+    expect(res.body).toMatchObject({
+      firstName: "Ann",
+      lastName: null,
+      email: "Ann@Example.com",
+      accountId: account.id,
+    });
     expect(res.body.id).toMatch(/^ct_/);
     expect(res.body.updatedAt).toBe(res.body.createdAt);
     const listed = await call(a, `/api/v1/contacts?email=ann@example.com`);
@@ -53,7 +64,9 @@ describe("POST /api/v1/contacts", () => {
   it("needs a name or a way to reach the contact", async () => {
     const res = await call(a, "/api/v1/contacts", { body: { city: "Boston", firstName: "   " } });
     expect(res.status).toBe(422);
-    expect(res.body.errors).toEqual([{ path: "", code: "required_one_of", message: expect.stringContaining("firstName") }]);
+    expect(res.body.errors).toEqual([
+      { path: "", code: "required_one_of", message: expect.stringContaining("firstName") },
+    ]);
   });
 });
 
@@ -127,7 +140,11 @@ describe("GET /api/v1/contacts", () => {
     const cursor = page.body.nextCursor;
     expect(cursor).toEqual(expect.any(String));
     expect((await call(a, `/api/v1/contacts?limit=2&cursor=${cursor}`)).status).toBe(200);
-    for (const [tenant, query] of [[b, ""], [a, "&email=x@y.com"], [a, "&accountId=acct_x"]] as const) {
+    for (const [tenant, query] of [
+      [b, ""],
+      [a, "&email=x@y.com"],
+      [a, "&accountId=acct_x"],
+    ] as const) {
       const res = await call(tenant, `/api/v1/contacts?cursor=${cursor}${query}`);
       expect(res.status).toBe(422);
       expect(res.body.errors).toEqual([expect.objectContaining({ path: "cursor", code: "invalid_cursor" })]);

@@ -1,6 +1,6 @@
 import { createExecutionContext, env } from "cloudflare:test";
-import app from "../../src/app";
 import { beforeAll, describe, expect, it } from "vitest";
+import app from "../../src/app";
 import { call, isProblem, newTenant, type Tenant } from "../helpers";
 
 let t: Tenant;
@@ -13,13 +13,34 @@ describe("problem responses", () => {
     ["unknown path", "/api/v1/nope", {}, 404, "not_found"],
     ["unknown path outside the API", "/nope", {}, 404, "not_found"],
     ["wrong method", "/api/v1/leads", { method: "GET" }, 405, "method_not_allowed"],
-    ["non-JSON media type", "/api/v1/leads", { rawBody: "{}", headers: { "Content-Type": "text/plain" } }, 415, "unsupported_media_type"],
+    [
+      "non-JSON media type",
+      "/api/v1/leads",
+      { rawBody: "{}", headers: { "Content-Type": "text/plain" } },
+      415,
+      "unsupported_media_type",
+    ],
     ["no media type", "/api/v1/leads", { rawBody: "{}" }, 415, "unsupported_media_type"],
     ["body over 64 KiB", "/api/v1/leads", { body: { firstName: "x".repeat(70_000) } }, 413, "payload_too_large"],
-    ["malformed JSON", "/api/v1/leads", { rawBody: "{not json", headers: { "Content-Type": "application/json" } }, 400, "malformed_json"],
+    [
+      "malformed JSON",
+      "/api/v1/leads",
+      { rawBody: "{not json", headers: { "Content-Type": "application/json" } },
+      400,
+      "malformed_json",
+    ],
     ["a JSON array", "/api/v1/contacts", { body: [1, 2] }, 400, "malformed_json"],
     ["a JSON string", "/api/v1/contacts", { body: "x" }, 400, "malformed_json"],
-    ["invalid UTF-8", "/api/v1/leads", { rawBody: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), headers: { "Content-Type": "application/json" } }, 400, "malformed_json"],
+    [
+      "invalid UTF-8",
+      "/api/v1/leads",
+      {
+        rawBody: new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+        headers: { "Content-Type": "application/json" },
+      },
+      400,
+      "malformed_json",
+    ],
     ["a failing field", "/api/v1/leads", { body: { rating: "high" } }, 422, "validation_failed"],
   ] as const)("%s → %i %s", async (_case, path, options, status, code) => {
     const res = await call(t, path, options);
@@ -37,15 +58,25 @@ describe("problem responses", () => {
   });
 
   it("accepts application/json with a charset and +json media types", async () => {
-    const a = await call(t, "/api/v1/leads", { rawBody: "{}", headers: { "Content-Type": "application/json; charset=utf-8" } });
-    const b = await call(t, "/api/v1/leads", { rawBody: "{}", headers: { "Content-Type": "application/merge-patch+json" } });
+    const a = await call(t, "/api/v1/leads", {
+      rawBody: "{}",
+      headers: { "Content-Type": "application/json; charset=utf-8" },
+    });
+    const b = await call(t, "/api/v1/leads", {
+      rawBody: "{}",
+      headers: { "Content-Type": "application/merge-patch+json" },
+    });
     expect([a.status, b.status]).toEqual([200, 200]);
   });
 
   it("checks the media type before the size and the size before the syntax", async () => {
     const big = "x".repeat(70_000);
-    expect((await call(t, "/api/v1/leads", { rawBody: big, headers: { "Content-Type": "text/plain" } })).status).toBe(415);
-    expect((await call(t, "/api/v1/leads", { rawBody: big, headers: { "Content-Type": "application/json" } })).status).toBe(413);
+    expect((await call(t, "/api/v1/leads", { rawBody: big, headers: { "Content-Type": "text/plain" } })).status).toBe(
+      415,
+    );
+    expect(
+      (await call(t, "/api/v1/leads", { rawBody: big, headers: { "Content-Type": "application/json" } })).status,
+    ).toBe(413);
   });
 
   it("counts the bytes that arrive, whatever Content-Length says", async () => {
@@ -69,11 +100,14 @@ describe("request ids", () => {
     expect(res.body.requestId).toBe("call-42.retry:1");
   });
 
-  it.each(["has space", "x".repeat(129), "<script>", ""])("replaces the unsafe id %j with a generated one", async (sent) => {
-    const res = await call(null, "/health", { headers: { "X-Request-Id": sent } });
-    const id = res.headers.get("X-Request-Id");
-    expect(id).toMatch(/^[0-9a-f-]{36}$/);
-  });
+  it.each(["has space", "x".repeat(129), "<script>", ""])(
+    "replaces the unsafe id %j with a generated one",
+    async (sent) => {
+      const res = await call(null, "/health", { headers: { "X-Request-Id": sent } });
+      const id = res.headers.get("X-Request-Id");
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    },
+  );
 });
 
 describe("unexpected failures", () => {

@@ -45,7 +45,12 @@ async function fixture(): Promise<Fixture> {
   const tenant = await newTenant("Faults");
   // Used within the minute: the key's last-use hint is not due, so no write runs beside the request.
   await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, tenant.keyId));
-  await storeSchedule(db(), tenant.orgId, { timeZone: "UTC", minNoticeMinutes: 0, capacity: 1, weeklyHours: OPEN_ALWAYS });
+  await storeSchedule(db(), tenant.orgId, {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    capacity: 1,
+    weeklyHours: OPEN_ALWAYS,
+  });
   const { id } = await addAccount(tenant, ACCOUNT_NAME);
   return { tenant, accountId: id };
 }
@@ -61,7 +66,14 @@ interface Operation {
 }
 
 const OPERATIONS: Operation[] = [
-  { name: "create lead", tool: "create_lead", method: "POST", path: () => "/api/v1/leads", args: () => ({ firstName: "Fay", email: "fay@example.com" }), writes: "leads" },
+  {
+    name: "create lead",
+    tool: "create_lead",
+    method: "POST",
+    path: () => "/api/v1/leads",
+    args: () => ({ firstName: "Fay", email: "fay@example.com" }),
+    writes: "leads",
+  },
   {
     name: "create contact",
     tool: "create_contact",
@@ -70,8 +82,20 @@ const OPERATIONS: Operation[] = [
     args: (f) => ({ firstName: "Col", accountId: f.accountId }),
     writes: "contacts",
   },
-  { name: "list contacts", tool: "list_contacts", method: "GET", path: () => "/api/v1/contacts?limit=10", args: () => ({ limit: 10 }) },
-  { name: "get account", tool: "get_account", method: "GET", path: (f) => `/api/v1/accounts/${f.accountId}`, args: (f) => ({ id: f.accountId }) },
+  {
+    name: "list contacts",
+    tool: "list_contacts",
+    method: "GET",
+    path: () => "/api/v1/contacts?limit=10",
+    args: () => ({ limit: 10 }),
+  },
+  {
+    name: "get account",
+    tool: "get_account",
+    method: "GET",
+    path: (f) => `/api/v1/accounts/${f.accountId}`,
+    args: (f) => ({ id: f.accountId }),
+  },
   {
     name: "available appointments",
     tool: "find_available_appointments",
@@ -79,7 +103,13 @@ const OPERATIONS: Operation[] = [
     path: () => "/api/v1/ai-agent/available-appointments",
     args: () => ({ dateTime: SLOT, limit: 5 }),
   },
-  { name: "is booking available", tool: "check_booking_availability", method: "POST", path: () => "/api/v1/ai-agent/is-booking-available", args: () => ({ dateTime: SLOT }) },
+  {
+    name: "is booking available",
+    tool: "check_booking_availability",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/is-booking-available",
+    args: () => ({ dateTime: SLOT }),
+  },
   {
     name: "create incident",
     tool: "create_incident",
@@ -93,7 +123,13 @@ const OPERATIONS: Operation[] = [
 type Transport = "http" | "mcp";
 
 /** One request to the app with `binding` as its D1, over HTTP or as an MCP tool call. */
-async function send(binding: D1Database, transport: Transport, op: Operation, f: Fixture, idempotencyKey?: string): Promise<ReadResponse> {
+async function send(
+  binding: D1Database,
+  transport: Transport,
+  op: Operation,
+  f: Fixture,
+  idempotencyKey?: string,
+): Promise<ReadResponse> {
   const headers: Record<string, string> = { "X-API-KEY": f.tenant.apiKey, "X-ORG-ID": f.tenant.orgId };
   if (idempotencyKey !== undefined) headers["Idempotency-Key"] = idempotencyKey;
   let request: Request;
@@ -104,7 +140,11 @@ async function send(binding: D1Database, transport: Transport, op: Operation, f:
     request = new Request("https://api.test/mcp", { method: "POST", headers, body: JSON.stringify(body) });
   } else if (op.method === "POST") {
     headers["Content-Type"] = "application/json";
-    request = new Request(`https://api.test${op.path(f)}`, { method: "POST", headers, body: JSON.stringify(op.args(f)) });
+    request = new Request(`https://api.test${op.path(f)}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(op.args(f)),
+    });
   } else {
     request = new Request(`https://api.test${op.path(f)}`, { headers });
   }
@@ -115,7 +155,10 @@ async function send(binding: D1Database, transport: Transport, op: Operation, f:
 }
 
 /** The operation's own answer: the HTTP response, or the problem/result inside an MCP tool result. */
-function outcome(res: ReadResponse, transport: Transport): { status: number; body: Record<string, unknown>; text: string } {
+function outcome(
+  res: ReadResponse,
+  transport: Transport,
+): { status: number; body: Record<string, unknown>; text: string } {
   if (transport === "http" || res.status !== 200) return { status: res.status, body: res.body, text: res.text };
   const result = res.body.result as { isError?: boolean; content: { text: string }[] };
   expect(result, res.text).toBeDefined();
@@ -125,13 +168,19 @@ function outcome(res: ReadResponse, transport: Transport): { status: number; bod
 }
 
 // Words of D1's messages, SQL and stack frames: none may reach a client.
-const INTERNALS = /D1_ERROR|overloaded|connection lost|reset|boom|sqlite|select |insert |update |delete |from "|idempotency_keys|api_keys|stack|\bat .+\(|\.ts:\d/i;
+const INTERNALS =
+  /D1_ERROR|overloaded|connection lost|reset|boom|sqlite|select |insert |update |delete |from "|idempotency_keys|api_keys|stack|\bat .+\(|\.ts:\d/i;
 
 function expectUnavailable(res: ReadResponse, transport: Transport) {
   expect(res.text).not.toMatch(INTERNALS);
   const { status, body } = outcome(res, transport);
   expect(status, res.text).toBe(503);
-  expect(body).toMatchObject({ type: "/problems/unavailable", title: "Service unavailable", status: 503, code: "unavailable" });
+  expect(body).toMatchObject({
+    type: "/problems/unavailable",
+    title: "Service unavailable",
+    status: 503,
+    code: "unavailable",
+  });
   expect(Object.keys(body).sort()).toEqual(["code", "detail", "requestId", "status", "title", "type"]);
   // A tool result has no headers; over HTTP (and a /mcp request that failed before its tool ran) Retry-After is set.
   if (transport === "http" || res.status === 503) {
@@ -144,15 +193,31 @@ function expectInternalError(res: ReadResponse, transport: Transport) {
   expect(res.text).not.toMatch(INTERNALS);
   const { status, body } = outcome(res, transport);
   expect(status, res.text).toBe(500);
-  expect(body).toEqual({ type: "/problems/internal_error", title: "Internal server error", status: 500, code: "internal_error", requestId: expect.any(String) });
+  expect(body).toEqual({
+    type: "/problems/internal_error",
+    title: "Internal server error",
+    status: 500,
+    code: "internal_error",
+    requestId: expect.any(String),
+  });
   if (transport === "http" || res.status === 500) expectProblem(res, 500, "internal_error");
 }
 
-async function rows(f: Fixture): Promise<Record<WriteTable, number> & { idempotencyKeys: { key: string; status: number | null }[] }> {
-  const counts = await env.DB.batch(WRITE_TABLES.map((table) => env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`).bind(f.tenant.orgId)));
-  const keys = await env.DB.prepare("SELECT key, status FROM idempotency_keys WHERE org_id = ?").bind(f.tenant.orgId).all<{ key: string; status: number | null }>();
+async function rows(
+  f: Fixture,
+): Promise<Record<WriteTable, number> & { idempotencyKeys: { key: string; status: number | null }[] }> {
+  const counts = await env.DB.batch(
+    WRITE_TABLES.map((table) =>
+      env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`).bind(f.tenant.orgId),
+    ),
+  );
+  const keys = await env.DB.prepare("SELECT key, status FROM idempotency_keys WHERE org_id = ?")
+    .bind(f.tenant.orgId)
+    .all<{ key: string; status: number | null }>();
   return {
-    ...(Object.fromEntries(WRITE_TABLES.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n])) as Record<WriteTable, number>),
+    ...(Object.fromEntries(
+      WRITE_TABLES.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n]),
+    ) as Record<WriteTable, number>),
     idempotencyKeys: keys.results,
   };
 }
@@ -164,8 +229,15 @@ async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, 
   const { idempotencyKeys: _keys, ...counts } = await rows(f);
   expect(counts).toEqual({ leads: 0, contacts: 0, incidents: 0, ...(op.writes ? { [op.writes]: 1 } : {}) });
   if (op.writes === "incidents") {
-    const incident = await env.DB.prepare("SELECT id, starts_at, ends_at, account_id FROM incidents WHERE org_id = ?").bind(f.tenant.orgId).first();
-    expect(incident).toEqual({ id: body.id, starts_at: Date.parse(SLOT), ends_at: Date.parse(SLOT) + HOUR, account_id: f.accountId });
+    const incident = await env.DB.prepare("SELECT id, starts_at, ends_at, account_id FROM incidents WHERE org_id = ?")
+      .bind(f.tenant.orgId)
+      .first();
+    expect(incident).toEqual({
+      id: body.id,
+      starts_at: Date.parse(SLOT),
+      ends_at: Date.parse(SLOT) + HOUR,
+      account_id: f.accountId,
+    });
   } else if (op.writes) {
     const row = await env.DB.prepare(`SELECT id FROM ${op.writes} WHERE org_id = ?`).bind(f.tenant.orgId).first();
     expect(row).toEqual({ id: body.id });
@@ -199,7 +271,12 @@ const POSITIONS: Position[] = [
   { name: "the operation's round trip", fail: firstOperation, hits: OPERATION, idempotent: false },
   { name: "every round trip", fail: () => everyTrip, hits: AUTH, idempotent: false },
   { name: "the Idempotency-Key claim", fail: () => firstMatching(CLAIM), hits: CLAIM, idempotent: true },
-  { name: "the operation's round trip, with an Idempotency-Key", fail: firstOperation, hits: OPERATION, idempotent: true },
+  {
+    name: "the operation's round trip, with an Idempotency-Key",
+    fail: firstOperation,
+    hits: OPERATION,
+    idempotent: true,
+  },
   { name: "every round trip, with an Idempotency-Key", fail: () => everyTrip, hits: AUTH, idempotent: true },
 ];
 
@@ -222,7 +299,12 @@ const CASES: Case[] = TRANSPORTS.flatMap((transport) =>
 );
 
 /** Runs `op` on a faulty D1, checks the failure left nothing, then retries on the real D1 and checks it is stored once. */
-async function failThenRecover(c: Case, plan: FaultPlan, expectFailure: (res: ReadResponse, transport: Transport) => void, hits: RegExp) {
+async function failThenRecover(
+  c: Case,
+  plan: FaultPlan,
+  expectFailure: (res: ReadResponse, transport: Transport) => void,
+  hits: RegExp,
+) {
   const f = await fixture();
   const key = c.position.idempotent ? `fault-${c.op.tool}` : undefined;
   const faulty = faultyD1(env.DB, plan);
@@ -231,7 +313,10 @@ async function failThenRecover(c: Case, plan: FaultPlan, expectFailure: (res: Re
   expectFailure(failed, c.transport);
   // The fault hit the round trip the case names.
   expect(faulty.failed().length, trips).toBeGreaterThan(0);
-  expect(faulty.failed()[0]!.sql.some((sql) => hits.test(sql)), trips).toBe(true);
+  expect(
+    faulty.failed()[0]!.sql.some((sql) => hits.test(sql)),
+    trips,
+  ).toBe(true);
   // Nothing of the failed request is left: no row, no claim.
   expect(await rows(f)).toEqual(NOTHING);
 
@@ -249,9 +334,17 @@ async function failThenRecover(c: Case, plan: FaultPlan, expectFailure: (res: Re
 }
 
 describe("a retryable D1 failure → 503 unavailable, nothing partial written, the retry stored once", () => {
-  it.each(CASES.map((c) => [c.transport, c.op.name, c.position.name, c.message, c] as const))("%s %s: %s fails with %j", async (_t, _o, _p, _m, c) => {
-    await failThenRecover(c, { fail: c.position.fail(), error: d1Error(c.message) }, expectUnavailable, c.position.hits);
-  });
+  it.each(CASES.map((c) => [c.transport, c.op.name, c.position.name, c.message, c] as const))(
+    "%s %s: %s fails with %j",
+    async (_t, _o, _p, _m, c) => {
+      await failThenRecover(
+        c,
+        { fail: c.position.fail(), error: d1Error(c.message) },
+        expectUnavailable,
+        c.position.hits,
+      );
+    },
+  );
 });
 
 const BOOK = /INSERT INTO incidents/;
@@ -275,7 +368,10 @@ describe("a failure in the middle of the booking batch leaves neither incident n
       const retryable = message !== "boom";
       await failThenRecover(
         c,
-        { midBatch: { match: firstMatching(BOOK), after: 1 }, error: retryable ? d1Error(message) : () => new Error(message) },
+        {
+          midBatch: { match: firstMatching(BOOK), after: 1 },
+          error: retryable ? d1Error(message) : () => new Error(message),
+        },
         retryable ? expectUnavailable : expectInternalError,
         BOOK,
       );
@@ -286,11 +382,23 @@ describe("a failure in the middle of the booking batch leaves neither incident n
 describe("an unexpected error → 500 internal_error with nothing internal, nothing written", () => {
   const positions = POSITIONS.filter((p) => !p.name.startsWith("every"));
   const cases = TRANSPORTS.flatMap((transport) =>
-    OPERATIONS.flatMap((op) => positions.filter((p) => !p.idempotent || op.method === "POST").map((position) => ({ transport, op, position, message: "boom" }))),
+    OPERATIONS.flatMap((op) =>
+      positions
+        .filter((p) => !p.idempotent || op.method === "POST")
+        .map((position) => ({ transport, op, position, message: "boom" })),
+    ),
   );
-  it.each(cases.map((c) => [c.transport, c.op.name, c.position.name, c] as const))("%s %s: %s throws Error('boom')", async (_t, _o, _p, c) => {
-    await failThenRecover(c, { fail: c.position.fail(), error: () => new Error("boom") }, expectInternalError, c.position.hits);
-  });
+  it.each(cases.map((c) => [c.transport, c.op.name, c.position.name, c] as const))(
+    "%s %s: %s throws Error('boom')",
+    async (_t, _o, _p, c) => {
+      await failThenRecover(
+        c,
+        { fail: c.position.fail(), error: () => new Error("boom") },
+        expectInternalError,
+        c.position.hits,
+      );
+    },
+  );
 });
 
 describe("an outage from the operation on: the claim cannot be released, and lapses", () => {
@@ -305,38 +413,62 @@ describe("an outage from the operation on: the claim cannot be released, and lap
       return on;
     };
   };
-  const cases = TRANSPORTS.flatMap((transport) => OPERATIONS.filter((op) => op.method === "POST").map((op, i) => ({ transport, op, message: MESSAGES[i % MESSAGES.length]! })));
-  it.each(cases.map((c) => [c.transport, c.op.name, c.message, c] as const))("%s %s (%j)", async (_t, _o, message, c) => {
-    const f = await fixture();
-    const key = `outage-${c.op.tool}`;
-    const faulty = faultyD1(env.DB, { fail: fromFirstOperation(), error: d1Error(message) });
-    expectUnavailable(await send(faulty.db, c.transport, c.op, f, key), c.transport);
-    expect(faulty.failed().map((trip) => trip.sql.some(isOperation) || trip.sql.some((sql) => /^delete from "idempotency_keys"/i.test(sql)))).toEqual([true, true]);
-    expect(await rows(f)).toEqual({ ...NOTHING, idempotencyKeys: [{ key, status: null }] });
+  const cases = TRANSPORTS.flatMap((transport) =>
+    OPERATIONS.filter((op) => op.method === "POST").map((op, i) => ({
+      transport,
+      op,
+      message: MESSAGES[i % MESSAGES.length]!,
+    })),
+  );
+  it.each(cases.map((c) => [c.transport, c.op.name, c.message, c] as const))(
+    "%s %s (%j)",
+    async (_t, _o, message, c) => {
+      const f = await fixture();
+      const key = `outage-${c.op.tool}`;
+      const faulty = faultyD1(env.DB, { fail: fromFirstOperation(), error: d1Error(message) });
+      expectUnavailable(await send(faulty.db, c.transport, c.op, f, key), c.transport);
+      expect(
+        faulty
+          .failed()
+          .map(
+            (trip) =>
+              trip.sql.some(isOperation) || trip.sql.some((sql) => /^delete from "idempotency_keys"/i.test(sql)),
+          ),
+      ).toEqual([true, true]);
+      expect(await rows(f)).toEqual({ ...NOTHING, idempotencyKeys: [{ key, status: null }] });
 
-    const early = outcome(await send(env.DB, c.transport, c.op, f, key), c.transport);
-    expect(early.status, early.text).toBe(409);
-    expect(early.body.code).toBe("idempotency_in_progress");
-    expect((await rows(f)).idempotencyKeys).toEqual([{ key, status: null }]);
+      const early = outcome(await send(env.DB, c.transport, c.op, f, key), c.transport);
+      expect(early.status, early.text).toBe(409);
+      expect(early.body.code).toBe("idempotency_in_progress");
+      expect((await rows(f)).idempotencyKeys).toEqual([{ key, status: null }]);
 
-    const lapsed = Date.now() - ABANDONED_CLAIM_MS - 1_000;
-    await env.DB.prepare("UPDATE idempotency_keys SET created_at = ?1, claimed_at = ?1 WHERE org_id = ?2").bind(lapsed, f.tenant.orgId).run();
-    const retry = outcome(await send(env.DB, c.transport, c.op, f, key), c.transport);
-    expect(retry.status, retry.text).toBe(200);
-    await expectStoredOnce(c.op, f, retry.body);
-    expect(outcome(await send(env.DB, c.transport, c.op, f, key), c.transport).text).toBe(retry.text);
-    await expectStoredOnce(c.op, f, retry.body);
-  });
+      const lapsed = Date.now() - ABANDONED_CLAIM_MS - 1_000;
+      await env.DB.prepare("UPDATE idempotency_keys SET created_at = ?1, claimed_at = ?1 WHERE org_id = ?2")
+        .bind(lapsed, f.tenant.orgId)
+        .run();
+      const retry = outcome(await send(env.DB, c.transport, c.op, f, key), c.transport);
+      expect(retry.status, retry.text).toBe(200);
+      await expectStoredOnce(c.op, f, retry.body);
+      expect(outcome(await send(env.DB, c.transport, c.op, f, key), c.transport).text).toBe(retry.text);
+      await expectStoredOnce(c.op, f, retry.body);
+    },
+  );
 });
 
 describe("the last-use hint of a key is written off the response path", () => {
-  it.each(OPERATIONS.map((op) => [op.name, op] as const))("%s: a failed hint write does not fail the request", async (_o, op) => {
-    const f = await fixture();
-    await db().update(apiKeys).set({ lastUsedAt: null }).where(eq(apiKeys.id, f.tenant.keyId));
-    const faulty = faultyD1(env.DB, { fail: firstMatching(/^update "api_keys"/i), error: d1Error(D1_RETRYABLE.overloaded) });
-    const res = await send(faulty.db, "http", op, f);
-    expect(res.status, res.text).toBe(200);
-    expect(faulty.failed().length, JSON.stringify(faulty.trips)).toBe(1);
-    await expectStoredOnce(op, f, res.body);
-  });
+  it.each(OPERATIONS.map((op) => [op.name, op] as const))(
+    "%s: a failed hint write does not fail the request",
+    async (_o, op) => {
+      const f = await fixture();
+      await db().update(apiKeys).set({ lastUsedAt: null }).where(eq(apiKeys.id, f.tenant.keyId));
+      const faulty = faultyD1(env.DB, {
+        fail: firstMatching(/^update "api_keys"/i),
+        error: d1Error(D1_RETRYABLE.overloaded),
+      });
+      const res = await send(faulty.db, "http", op, f);
+      expect(res.status, res.text).toBe(200);
+      expect(faulty.failed().length, JSON.stringify(faulty.trips)).toBe(1);
+      await expectStoredOnce(op, f, res.body);
+    },
+  );
 });

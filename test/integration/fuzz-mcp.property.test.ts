@@ -15,17 +15,32 @@ import {
   expectNothingOf,
   expectSane,
   expectShare,
-  FUZZ_SEED,
   type Fixture,
   type Foreign,
+  FUZZ_SEED,
   newForeign,
   RUNS,
   resolve,
   resolveObject,
   runFuzz,
 } from "../fuzz/harness";
-import { checkParsed, expectValidationFailed, idempotencyKeys, isReplay, objectCases, POST_OPS, sentKey } from "../fuzz/operations";
-import { accountArgCases, expectAccountAnswer, expectPage, listArgCases, listVerdict, QUERY_FIELDS } from "../fuzz/reads";
+import {
+  checkParsed,
+  expectValidationFailed,
+  idempotencyKeys,
+  isReplay,
+  objectCases,
+  POST_OPS,
+  sentKey,
+} from "../fuzz/operations";
+import {
+  accountArgCases,
+  expectAccountAnswer,
+  expectPage,
+  listArgCases,
+  listVerdict,
+  QUERY_FIELDS,
+} from "../fuzz/reads";
 
 const TIMEOUT = 120_000;
 let foreign: Foreign;
@@ -41,13 +56,18 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
-const fuzz = <T>(cases: fc.Arbitrary<T>, check: (fx: Fixture, c: T) => Promise<Answer>) => runFuzz(cases, check, foreign, foreignCounts);
+const fuzz = <T>(cases: fc.Arbitrary<T>, check: (fx: Fixture, c: T) => Promise<Answer>) =>
+  runFuzz(cases, check, foreign, foreignCounts);
 
 /** What arrives at the operation: the arguments after a JSON round trip (the transport's and the tool's). */
 const overTheWire = (args: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(args));
 
 /** An argument as the GET tools put it in the URL (README, MCP): objects as JSON, lone surrogates as U+FFFD. */
-const asQueryText = (value: unknown) => (typeof value === "object" && value !== null ? JSON.stringify(value) : String(value)).replace(/\p{Surrogate}/gu, "\uFFFD");
+const asQueryText = (value: unknown) =>
+  (typeof value === "object" && value !== null ? JSON.stringify(value) : String(value)).replace(
+    /\p{Surrogate}/gu,
+    "\uFFFD",
+  );
 
 /** The key as the tool's operation gets it: /mcp forwards the header as sent, empty included. */
 const forwardedKey = sentKey;
@@ -68,7 +88,8 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
           const replay = isReplay(fx, identity, key);
           answer = await callTool(fx, op.tool, args, c.idempotencyKey);
           expectSane(answer, replay);
-          if (new TextEncoder().encode(sent).length > 64 * 1024) expect([answer.status, answer.body.code]).toEqual([413, "payload_too_large"]);
+          if (new TextEncoder().encode(sent).length > 64 * 1024)
+            expect([answer.status, answer.body.code]).toEqual([413, "payload_too_large"]);
           else checkParsed(op, fx, parsed, identity, key, answer);
           expectNothingOf(foreign, answer, sent);
         }
@@ -85,11 +106,18 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
     async () => {
       const statuses = await fuzz(listArgCases, async (fx, pairs) => {
         const args: Record<string, unknown> = {};
-        for (const [name, value] of pairs) Object.defineProperty(args, name, { value: resolve(value, fx, foreign, Date.now()), enumerable: true, configurable: true, writable: true });
+        for (const [name, value] of pairs)
+          Object.defineProperty(args, name, {
+            value: resolve(value, fx, foreign, Date.now()),
+            enumerable: true,
+            configurable: true,
+            writable: true,
+          });
         const parsed = overTheWire(args);
         // The tool passes each argument as a query parameter, null and absent left out.
         const url = new URL("https://api.test/api/v1/contacts");
-        for (const [name, value] of Object.entries(parsed)) if (value !== null && value !== undefined) url.searchParams.set(name, asQueryText(value));
+        for (const [name, value] of Object.entries(parsed))
+          if (value !== null && value !== undefined) url.searchParams.set(name, asQueryText(value));
         const query = [...url.searchParams];
         const answer = await callTool(fx, "list_contacts", args);
         expectSane(answer);

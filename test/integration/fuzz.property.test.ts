@@ -18,17 +18,35 @@ import {
   expectNothingOf,
   expectSaneHttp,
   expectShare,
-  FUZZ_SEED,
   type Fixture,
   type Foreign,
+  FUZZ_SEED,
   newForeign,
   RUNS,
   resolve,
   runFuzz,
   send,
 } from "../fuzz/harness";
-import { checkParsed, expectValidationFailed, isReplay, POST_OPS, type PostOp, postCases, postRequest, precondition, sentKey } from "../fuzz/operations";
-import { accountCases, accountSegment, expectAccountAnswer, expectPage, listCases, listVerdict, QUERY_FIELDS } from "../fuzz/reads";
+import {
+  checkParsed,
+  expectValidationFailed,
+  isReplay,
+  POST_OPS,
+  type PostOp,
+  postCases,
+  postRequest,
+  precondition,
+  sentKey,
+} from "../fuzz/operations";
+import {
+  accountCases,
+  accountSegment,
+  expectAccountAnswer,
+  expectPage,
+  listCases,
+  listVerdict,
+  QUERY_FIELDS,
+} from "../fuzz/reads";
 import { Sym } from "../fuzz/values";
 
 // 1,000 requests take 2–10 s here; the limit leaves room for a slow machine and for shrinking.
@@ -46,10 +64,15 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
-const fuzz = <T>(cases: fc.Arbitrary<T>, check: (fx: Fixture, c: T) => Promise<Answer>) => runFuzz(cases, check, foreign, foreignCounts);
+const fuzz = <T>(cases: fc.Arbitrary<T>, check: (fx: Fixture, c: T) => Promise<Answer>) =>
+  runFuzz(cases, check, foreign, foreignCounts);
 const expectNothingForeign = (answer: Answer, sent: string) => expectNothingOf(foreign, answer, sent);
 
-async function fuzzPost(op: PostOp, fx: Fixture, c: ReturnType<typeof postCases> extends fc.Arbitrary<infer C> ? C : never) {
+async function fuzzPost(
+  op: PostOp,
+  fx: Fixture,
+  c: ReturnType<typeof postCases> extends fc.Arbitrary<infer C> ? C : never,
+) {
   const req = postRequest(c, fx, foreign, Date.now());
   const headers = new Headers();
   if (req.contentType !== null) headers.set("Content-Type", req.contentType);
@@ -96,7 +119,10 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
         const answer = answerOf(res);
         const pairs = [...new URL(path, "https://api.test").searchParams];
         // Raw suffixes may decode differently from URLSearchParams: then only the names are known.
-        const { verdict, must, may } = c.suffix === null ? listVerdict(pairs, fx) : { verdict: "unknown", must: [], may: new Set(pairs.map(([n]) => n)) };
+        const { verdict, must, may } =
+          c.suffix === null
+            ? listVerdict(pairs, fx)
+            : { verdict: "unknown", must: [], may: new Set(pairs.map(([n]) => n)) };
         if (verdict === "invalid") expectValidationFailed(answer, must, may, QUERY_FIELDS);
         else if (verdict === "unknown" && res.status === 422) expectValidationFailed(answer, [], may);
         else expectPage(answer, pairs, fx);
@@ -113,8 +139,14 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
     `GET /api/v1/accounts/{id}: ${RUNS} ids`,
     async () => {
       const statuses = await fuzz(accountCases, async (fx, c) => {
-        const segment = c.segment instanceof Sym ? accountSegment(String(resolve(c.segment, fx, foreign, Date.now())), c.variant) : c.segment;
-        const res = await send(fx, `/api/v1/accounts/${c.raw ? segment : encodeURIComponent(segment.toWellFormed())}${c.query}`);
+        const segment =
+          c.segment instanceof Sym
+            ? accountSegment(String(resolve(c.segment, fx, foreign, Date.now())), c.variant)
+            : c.segment;
+        const res = await send(
+          fx,
+          `/api/v1/accounts/${c.raw ? segment : encodeURIComponent(segment.toWellFormed())}${c.query}`,
+        );
         expectSaneHttp(res);
         const answer = answerOf(res);
         expectAccountAnswer(answer, c.raw ? null : segment, fx);

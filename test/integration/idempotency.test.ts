@@ -24,7 +24,8 @@ const CHECK = "/api/v1/ai-agent/is-booking-available";
 const CREATE = "/api/v1/ai-agent/create-incident";
 
 /** `hour`:00 UTC, `days` days after today: open, far from notice and horizon edges. */
-const slotAt = (days = 2, hour = 15) => new Date(Math.floor(Date.now() / DAY) * DAY + days * DAY + hour * HOUR).toISOString();
+const slotAt = (days = 2, hour = 15) =>
+  new Date(Math.floor(Date.now() / DAY) * DAY + days * DAY + hour * HOUR).toISOString();
 
 type Sent = ReadResponse;
 
@@ -52,10 +53,17 @@ function requestOf(tenant: Tenant, path: string, body: unknown, options: PostOpt
 const read = readResponse;
 
 /** POST as `tenant` through the worker's own fetch handler. */
-const post = async (tenant: Tenant, path: string, body: unknown, options: PostOptions = {}) => read(await SELF.fetch(requestOf(tenant, path, body, options)));
+const post = async (tenant: Tenant, path: string, body: unknown, options: PostOptions = {}) =>
+  read(await SELF.fetch(requestOf(tenant, path, body, options)));
 
 /** POST through `app.fetch` with some bindings replaced. */
-async function postWith(bindings: Record<string, unknown>, tenant: Tenant, path: string, body: unknown, options: PostOptions = {}) {
+async function postWith(
+  bindings: Record<string, unknown>,
+  tenant: Tenant,
+  path: string,
+  body: unknown,
+  options: PostOptions = {},
+) {
   const ctx = createExecutionContext();
   const response = await app.fetch(requestOf(tenant, path, body, options), { ...env, ...bindings }, ctx);
   const sent = await read(response);
@@ -66,7 +74,9 @@ async function postWith(bindings: Record<string, unknown>, tenant: Tenant, path:
 const replayed = (res: Sent) => res.headers.get("Idempotent-Replayed");
 
 async function count(table: "leads" | "contacts" | "incidents", tenant: Tenant) {
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`).bind(tenant.orgId).first<{ n: number }>();
+  const row = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`)
+    .bind(tenant.orgId)
+    .first<{ n: number }>();
   return row?.n;
 }
 
@@ -83,17 +93,25 @@ interface KeyRow {
   claimed_at: number;
 }
 const keyRows = async (tenant: Tenant, key: string) =>
-  (await env.DB.prepare("SELECT status, created_at, claimed_at FROM idempotency_keys WHERE org_id = ? AND key = ?").bind(tenant.orgId, key).all<KeyRow>()).results;
+  (
+    await env.DB.prepare("SELECT status, created_at, claimed_at FROM idempotency_keys WHERE org_id = ? AND key = ?")
+      .bind(tenant.orgId, key)
+      .all<KeyRow>()
+  ).results;
 
 /** Turns the stored record of `key` back into a claim still held (status NULL) since `claimedAt`. */
 const makeClaim = (tenant: Tenant, key: string, claimedAt: number) =>
-  env.DB.prepare("UPDATE idempotency_keys SET status = NULL, content_type = NULL, body = NULL, created_at = ?1, claimed_at = ?1 WHERE org_id = ?2 AND key = ?3")
+  env.DB.prepare(
+    "UPDATE idempotency_keys SET status = NULL, content_type = NULL, body = NULL, created_at = ?1, claimed_at = ?1 WHERE org_id = ?2 AND key = ?3",
+  )
     .bind(claimedAt, tenant.orgId, key)
     .run();
 
 /** Moves the record of `key` back in time to `createdAt`. */
 const backdate = (tenant: Tenant, key: string, createdAt: number) =>
-  env.DB.prepare("UPDATE idempotency_keys SET created_at = ?1, claimed_at = ?1 WHERE org_id = ?2 AND key = ?3").bind(createdAt, tenant.orgId, key).run();
+  env.DB.prepare("UPDATE idempotency_keys SET created_at = ?1, claimed_at = ?1 WHERE org_id = ?2 AND key = ?3")
+    .bind(createdAt, tenant.orgId, key)
+    .run();
 
 async function tenantWithSchedule(capacity: number) {
   const tenant = await newTenant("Idempotency Org");
@@ -105,7 +123,6 @@ async function tenantWithSchedule(capacity: number) {
   });
   return tenant;
 }
-
 
 /** A fresh (not replayed) 200. */
 function expectFresh(res: Sent) {
@@ -128,18 +145,26 @@ describe("the Idempotency-Key header", () => {
     ["a tab inside", "a\tb"],
     ["DEL inside", "a\x7fb"],
     ["a non-ASCII character", "caf\u00e9"],
-  ])("refuses a key that is %s: 422 validation_failed naming Idempotency-Key, and creates nothing", async (_case, key) => {
-    const tenant = await newTenant();
-    const res = await post(tenant, LEADS, { firstName: "Ann" }, { key });
-    expectProblem(res, 422, "validation_failed");
-    expect(res.body.errors).toEqual([expect.objectContaining({ path: "Idempotency-Key", code: "invalid_format" })]);
-    expect(await count("leads", tenant)).toBe(0);
-  });
+  ])(
+    "refuses a key that is %s: 422 validation_failed naming Idempotency-Key, and creates nothing",
+    async (_case, key) => {
+      const tenant = await newTenant();
+      const res = await post(tenant, LEADS, { firstName: "Ann" }, { key });
+      expectProblem(res, 422, "validation_failed");
+      expect(res.body.errors).toEqual([expect.objectContaining({ path: "Idempotency-Key", code: "invalid_format" })]);
+      expect(await count("leads", tenant)).toBe(0);
+    },
+  );
 
   it.each([
     ["1 character", "k"],
     ["255 characters", "k".repeat(255)],
-    ["every printable ASCII character", Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i)).join("").trim()],
+    [
+      "every printable ASCII character",
+      Array.from({ length: 95 }, (_, i) => String.fromCharCode(0x20 + i))
+        .join("")
+        .trim(),
+    ],
   ])("accepts a key of %s and replays with it", async (_case, key) => {
     const tenant = await newTenant();
     const first = await post(tenant, LEADS, { firstName: "Ann" }, { key });
@@ -201,9 +226,19 @@ describe("replay of an identical request", () => {
 
   it("the request is the same whatever other headers differ (request id, Content-Type parameters)", async () => {
     const tenant = await newTenant();
-    const first = await post(tenant, LEADS, { firstName: "Ann" }, { key: "headers", headers: { "X-Request-Id": "req-one" } });
+    const first = await post(
+      tenant,
+      LEADS,
+      { firstName: "Ann" },
+      { key: "headers", headers: { "X-Request-Id": "req-one" } },
+    );
     expectFresh(first);
-    const second = await post(tenant, LEADS, { firstName: "Ann" }, { key: "headers", headers: { "X-Request-Id": "req-two", "Content-Type": "application/json; charset=utf-8" } });
+    const second = await post(
+      tenant,
+      LEADS,
+      { firstName: "Ann" },
+      { key: "headers", headers: { "X-Request-Id": "req-two", "Content-Type": "application/json; charset=utf-8" } },
+    );
     expectReplayOf(second, first);
     expect(await count("leads", tenant)).toBe(1);
   });
@@ -215,17 +250,20 @@ describe("reuse of a key for a different request", () => {
     ["the same JSON spelled differently (the raw body counts)", LEADS, { raw: '{ "firstName": "Ann" }' }],
     ["a different path", CONTACTS, { raw: '{"firstName":"Ann"}' }],
     ["a different query string", `${LEADS}?source=retry`, { raw: '{"firstName":"Ann"}' }],
-  ])("%s → 422 idempotency_key_reused, nothing created, and the original is still replayed", async (_case, path, options) => {
-    const tenant = await newTenant();
-    const first = await post(tenant, LEADS, null, { key: "reused", raw: '{"firstName":"Ann"}' });
-    expectFresh(first);
-    const other = await post(tenant, path, null, { key: "reused", ...options });
-    expectProblem(other, 422, "idempotency_key_reused");
-    expect(replayed(other)).toBeNull();
-    expect(await count("leads", tenant)).toBe(1);
-    expect(await count("contacts", tenant)).toBe(0);
-    expectReplayOf(await post(tenant, LEADS, null, { key: "reused", raw: '{"firstName":"Ann"}' }), first);
-  });
+  ])(
+    "%s → 422 idempotency_key_reused, nothing created, and the original is still replayed",
+    async (_case, path, options) => {
+      const tenant = await newTenant();
+      const first = await post(tenant, LEADS, null, { key: "reused", raw: '{"firstName":"Ann"}' });
+      expectFresh(first);
+      const other = await post(tenant, path, null, { key: "reused", ...options });
+      expectProblem(other, 422, "idempotency_key_reused");
+      expect(replayed(other)).toBeNull();
+      expect(await count("leads", tenant)).toBe(1);
+      expect(await count("contacts", tenant)).toBe(0);
+      expectReplayOf(await post(tenant, LEADS, null, { key: "reused", raw: '{"firstName":"Ann"}' }), first);
+    },
+  );
 });
 
 describe("claims of requests still running or abandoned", () => {
@@ -267,28 +305,39 @@ describe("claims of requests still running or abandoned", () => {
   // Through the worker's own fetch the racers mostly queue behind the first;
   // through app.fetch in this isolate they overlap, and meet its claim.
   it.each([
-    ["through the worker's fetch handler", (tenant: Tenant, body: unknown) => post(tenant, CREATE, body, { key: "race" })],
-    ["overlapping in one isolate", (tenant: Tenant, body: unknown) => postWith({}, tenant, CREATE, body, { key: "race" })],
-  ] as const)("20 concurrent identical create-incident requests with one key book exactly one place (%s)", async (_how, send) => {
-    const tenant = await tenantWithSchedule(3);
-    const dateTime = slotAt(3, 9);
-    const incident = { dateTime, clientName: "Racer", insectName: "Wasps" };
-    const responses = await Promise.all(Array.from({ length: 20 }, () => send(tenant, incident)));
-    const ok = responses.filter((res) => res.status === 200);
-    const busy = responses.filter((res) => res.status !== 200);
-    for (const res of busy) expectProblem(res, 409, "idempotency_in_progress");
-    const fresh = ok.filter((res) => replayed(res) === null);
-    console.log(`idempotent race: ${responses.length} requests, ${ok.length} 200 (${ok.length - fresh.length} replayed), ${busy.length} other`);
-    expect(fresh).toHaveLength(1);
-    for (const res of ok) expect(res.text).toBe(fresh[0]!.text);
-    expect(await incidentsAt(tenant, dateTime)).toBe(1);
-    expect(await count("incidents", tenant)).toBe(1);
-    // Once settled, a retry gets the one booking.
-    const retry = await post(tenant, CREATE, incident, { key: "race" });
-    expectReplayOf(retry, fresh[0]!);
-    const checked = await post(tenant, CHECK, { dateTime });
-    expect(checked.body).toMatchObject({ available: true, slot: { remaining: 2 } });
-  });
+    [
+      "through the worker's fetch handler",
+      (tenant: Tenant, body: unknown) => post(tenant, CREATE, body, { key: "race" }),
+    ],
+    [
+      "overlapping in one isolate",
+      (tenant: Tenant, body: unknown) => postWith({}, tenant, CREATE, body, { key: "race" }),
+    ],
+  ] as const)(
+    "20 concurrent identical create-incident requests with one key book exactly one place (%s)",
+    async (_how, send) => {
+      const tenant = await tenantWithSchedule(3);
+      const dateTime = slotAt(3, 9);
+      const incident = { dateTime, clientName: "Racer", insectName: "Wasps" };
+      const responses = await Promise.all(Array.from({ length: 20 }, () => send(tenant, incident)));
+      const ok = responses.filter((res) => res.status === 200);
+      const busy = responses.filter((res) => res.status !== 200);
+      for (const res of busy) expectProblem(res, 409, "idempotency_in_progress");
+      const fresh = ok.filter((res) => replayed(res) === null);
+      console.log(
+        `idempotent race: ${responses.length} requests, ${ok.length} 200 (${ok.length - fresh.length} replayed), ${busy.length} other`,
+      );
+      expect(fresh).toHaveLength(1);
+      for (const res of ok) expect(res.text).toBe(fresh[0]!.text);
+      expect(await incidentsAt(tenant, dateTime)).toBe(1);
+      expect(await count("incidents", tenant)).toBe(1);
+      // Once settled, a retry gets the one booking.
+      const retry = await post(tenant, CREATE, incident, { key: "race" });
+      expectReplayOf(retry, fresh[0]!);
+      const checked = await post(tenant, CHECK, { dateTime });
+      expect(checked.body).toMatchObject({ available: true, slot: { remaining: 2 } });
+    },
+  );
 });
 
 describe("the 24-hour lifetime of a record", () => {
@@ -374,19 +423,32 @@ describe("which outcomes are stored", () => {
   it.each([
     ["400 malformed JSON", 400, "malformed_json", { raw: "{not json" }],
     ["413 payload too large", 413, "payload_too_large", { raw: JSON.stringify({ firstName: "x".repeat(70_000) }) }],
-    ["415 unsupported media type", 415, "unsupported_media_type", { raw: '{"firstName":"Ann"}', headers: { "Content-Type": "text/plain" } }],
+    [
+      "415 unsupported media type",
+      415,
+      "unsupported_media_type",
+      { raw: '{"firstName":"Ann"}', headers: { "Content-Type": "text/plain" } },
+    ],
     ["422 validation_failed (schema)", 422, "validation_failed", { raw: '{"firstName":"Ann","unknownField":1}' }],
-    ["422 validation_failed (unknown accountId)", 422, "validation_failed", { raw: '{"firstName":"Ann","accountId":"acct_nope"}' }],
-  ] as const)("%s is not stored: the same key then runs a valid request afresh", async (_case, status, code, options) => {
-    const tenant = await newTenant();
-    const refused = await post(tenant, CONTACTS, null, { key: "K", ...options });
-    expectProblem(refused, status, code);
-    expect(await keyRows(tenant, "K")).toEqual([]);
-    const valid = await post(tenant, CONTACTS, { firstName: "Ann" }, { key: "K" });
-    expectFresh(valid);
-    expect(await count("contacts", tenant)).toBe(1);
-    expectReplayOf(await post(tenant, CONTACTS, { firstName: "Ann" }, { key: "K" }), valid);
-  });
+    [
+      "422 validation_failed (unknown accountId)",
+      422,
+      "validation_failed",
+      { raw: '{"firstName":"Ann","accountId":"acct_nope"}' },
+    ],
+  ] as const)(
+    "%s is not stored: the same key then runs a valid request afresh",
+    async (_case, status, code, options) => {
+      const tenant = await newTenant();
+      const refused = await post(tenant, CONTACTS, null, { key: "K", ...options });
+      expectProblem(refused, status, code);
+      expect(await keyRows(tenant, "K")).toEqual([]);
+      const valid = await post(tenant, CONTACTS, { firstName: "Ann" }, { key: "K" });
+      expectFresh(valid);
+      expect(await count("contacts", tenant)).toBe(1);
+      expectReplayOf(await post(tenant, CONTACTS, { firstName: "Ann" }, { key: "K" }), valid);
+    },
+  );
 
   it("an unknown accountId (422) and then the very same body under the same key, once the account exists, runs afresh", async () => {
     const tenant = await newTenant();
@@ -402,7 +464,12 @@ describe("which outcomes are stored", () => {
 
   it("401 is not stored: the key is still free for the authenticated request", async () => {
     const tenant = await newTenant();
-    const res = await post({ ...tenant, apiKey: `${tenant.apiKey.slice(0, -1)}${tenant.apiKey.endsWith("a") ? "b" : "a"}` }, LEADS, { firstName: "Ann" }, { key: "K" });
+    const res = await post(
+      { ...tenant, apiKey: `${tenant.apiKey.slice(0, -1)}${tenant.apiKey.endsWith("a") ? "b" : "a"}` },
+      LEADS,
+      { firstName: "Ann" },
+      { key: "K" },
+    );
     expectProblem(res, 401, "unauthenticated");
     expectFresh(await post(tenant, LEADS, { firstName: "Ann" }, { key: "K" }));
   });
@@ -410,7 +477,11 @@ describe("which outcomes are stored", () => {
   it("429 is not stored: the key is still free once the limiter allows", async () => {
     const tenant = await newTenant();
     const refuse = { limit: async () => ({ success: false }) };
-    expectProblem(await postWith({ RATE_LIMITER: refuse }, tenant, LEADS, { firstName: "Ann" }, { key: "K" }), 429, "rate_limited");
+    expectProblem(
+      await postWith({ RATE_LIMITER: refuse }, tenant, LEADS, { firstName: "Ann" }, { key: "K" }),
+      429,
+      "rate_limited",
+    );
     expect(await keyRows(tenant, "K")).toEqual([]);
     const valid = await post(tenant, LEADS, { firstName: "Ann" }, { key: "K" });
     expectFresh(valid);
@@ -422,7 +493,13 @@ describe("which outcomes are stored", () => {
     ["503 (D1 overloaded)", 503, "unavailable", "D1_ERROR: D1 DB is overloaded. Too many requests queued."],
   ] as const)("%s is not stored: the key is released and a retry runs afresh", async (_case, status, code, message) => {
     const tenant = await newTenant();
-    const res = await postWith({ DB: failingInserts(env.DB, /insert into "leads"/i, message) }, tenant, LEADS, { firstName: "Ann" }, { key: "K" });
+    const res = await postWith(
+      { DB: failingInserts(env.DB, /insert into "leads"/i, message) },
+      tenant,
+      LEADS,
+      { firstName: "Ann" },
+      { key: "K" },
+    );
     expectProblem(res, status, code);
     expect(await keyRows(tenant, "K")).toEqual([]);
     expect(await count("leads", tenant)).toBe(0);
@@ -438,20 +515,23 @@ describe("a write and the record of its outcome commit together", () => {
     ["lead", LEADS, "leads", () => ({ firstName: "Ann" })],
     ["contact", CONTACTS, "contacts", () => ({ firstName: "Ann" })],
     ["incident", CREATE, "incidents", () => ({ dateTime: slotAt(), clientName: "Ann", insectName: "Ants" })],
-  ] as const)("%s: when recording the outcome fails, nothing is written, and the retry writes once", async (_name, path, table, body) => {
-    const tenant = await tenantWithSchedule(3);
-    const request = body();
-    const failing = failingInserts(env.DB, /^\s*update idempotency_keys/i, "D1_ERROR: Network connection lost.");
-    expectProblem(await postWith({ DB: failing }, tenant, path, request, { key: "K" }), 503, "unavailable");
-    // Before, the write committed and a retry after the claim lapsed wrote it a second time.
-    expect(await count(table, tenant)).toBe(0);
-    expect(await keyRows(tenant, "K")).toEqual([]);
-    const retry = await post(tenant, path, request, { key: "K" });
-    expectFresh(retry);
-    expect(await count(table, tenant)).toBe(1);
-    expectReplayOf(await post(tenant, path, request, { key: "K" }), retry);
-    expect(await count(table, tenant)).toBe(1);
-  });
+  ] as const)(
+    "%s: when recording the outcome fails, nothing is written, and the retry writes once",
+    async (_name, path, table, body) => {
+      const tenant = await tenantWithSchedule(3);
+      const request = body();
+      const failing = failingInserts(env.DB, /^\s*update idempotency_keys/i, "D1_ERROR: Network connection lost.");
+      expectProblem(await postWith({ DB: failing }, tenant, path, request, { key: "K" }), 503, "unavailable");
+      // Before, the write committed and a retry after the claim lapsed wrote it a second time.
+      expect(await count(table, tenant)).toBe(0);
+      expect(await keyRows(tenant, "K")).toEqual([]);
+      const retry = await post(tenant, path, request, { key: "K" });
+      expectFresh(retry);
+      expect(await count(table, tenant)).toBe(1);
+      expectReplayOf(await post(tenant, path, request, { key: "K" }), retry);
+      expect(await count(table, tenant)).toBe(1);
+    },
+  );
 });
 
 describe("keys of different orgs", () => {
@@ -482,13 +562,19 @@ describe("the purge of expired records", () => {
   async function seed(tenant: Tenant, now: number) {
     const ages = { "25h": DAY + HOUR, "24h+1ms": DAY + 1, "23h59": DAY - MINUTE, "1h": HOUR, now: 0 };
     for (const [key, age] of Object.entries(ages)) {
-      await env.DB.prepare("INSERT INTO idempotency_keys (org_id, key, request_hash, created_at, claimed_at, status, content_type, body) VALUES (?1, ?2, 'h', ?3, ?3, 200, 'application/json', '{}')")
+      await env.DB.prepare(
+        "INSERT INTO idempotency_keys (org_id, key, request_hash, created_at, claimed_at, status, content_type, body) VALUES (?1, ?2, 'h', ?3, ?3, 200, 'application/json', '{}')",
+      )
         .bind(tenant.orgId, key, now - age)
         .run();
     }
   }
   const keysOf = async (tenant: Tenant) =>
-    (await env.DB.prepare("SELECT key FROM idempotency_keys WHERE org_id = ? ORDER BY created_at").bind(tenant.orgId).all<{ key: string }>()).results.map((r) => r.key);
+    (
+      await env.DB.prepare("SELECT key FROM idempotency_keys WHERE org_id = ? ORDER BY created_at")
+        .bind(tenant.orgId)
+        .all<{ key: string }>()
+    ).results.map((r) => r.key);
 
   it("purgeExpiredKeys deletes the records older than 24 h and keeps the rest", async () => {
     const tenant = await newTenant();
@@ -503,7 +589,11 @@ describe("the purge of expired records", () => {
     const now = Date.now();
     await seed(tenant, now);
     const ctx = createExecutionContext();
-    worker.scheduled({ scheduledTime: now, cron: "23 * * * *", noRetry() {} } as ScheduledController, env as unknown as Bindings, ctx);
+    worker.scheduled(
+      { scheduledTime: now, cron: "23 * * * *", noRetry() {} } as ScheduledController,
+      env as unknown as Bindings,
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
     expect(await keysOf(tenant)).toEqual(["23h59", "1h", "now"]);
   });
@@ -536,7 +626,8 @@ function failingInserts(real: D1Database, pattern: RegExp, message: string): D1D
   const client = (target: Pick<D1Database, "prepare" | "batch">) => ({
     prepare: (sql: string) => (pattern.test(sql) ? failing : target.prepare(sql)),
     // A batch is atomic: one failing statement fails it whole.
-    batch: (statements: D1PreparedStatement[]) => (statements.some((statement) => statement === (failing as unknown)) ? fail() : target.batch(statements)),
+    batch: (statements: D1PreparedStatement[]) =>
+      statements.some((statement) => statement === (failing as unknown)) ? fail() : target.batch(statements),
   });
   return {
     ...client(real),

@@ -45,35 +45,84 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
   const tag = `${label}${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
   const digits = String(Math.floor(Math.random() * 1e7)).padStart(7, "0");
   const tenant = await newTenant(`Isolation ${tag}`);
-  await storeSchedule(db(), tenant.orgId, { timeZone: "UTC", minNoticeMinutes: 0, capacity: 1, weeklyHours: OPEN_ALWAYS });
+  await storeSchedule(db(), tenant.orgId, {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    capacity: 1,
+    weeklyHours: OPEN_ALWAYS,
+  });
   const accounts = [
-    await addAccount(tenant, `Holdings ${tag}`, { email: `acct-${tag}@example.com`, mobilePhone: `+1 555 ${digits}`, street1: `${tag} Main Street`, city: `City${tag}` }),
+    await addAccount(tenant, `Holdings ${tag}`, {
+      email: `acct-${tag}@example.com`,
+      mobilePhone: `+1 555 ${digits}`,
+      street1: `${tag} Main Street`,
+      city: `City${tag}`,
+    }),
     await addAccount(tenant, `Pests ${tag}`, { businessPhone: `+44 20 ${digits}`, postalCode: `P${digits}` }),
   ];
   const contactBodies = [
-    { firstName: `First${tag}`, lastName: `Last${tag}`, email: `contact-${tag}@example.com`, mobilePhone: `+33 6 ${digits}`, accountId: accounts[0]!.id },
+    {
+      firstName: `First${tag}`,
+      lastName: `Last${tag}`,
+      email: `contact-${tag}@example.com`,
+      mobilePhone: `+33 6 ${digits}`,
+      accountId: accounts[0]!.id,
+    },
     { firstName: `Second${tag}`, email: `second-${tag}@example.com`, accountId: accounts[0]!.id },
     { lastName: `Third${tag}`, businessPhone: `+49 30 ${digits}`, street1: `${tag} Side Road` },
   ];
   const contacts = [];
-  for (const body of contactBodies) contacts.push({ id: (await as(tenant, "/api/v1/contacts", body)).id as string, email: body.email ?? "" });
-  const lead = await as(tenant, "/api/v1/leads", { firstName: `Lead${tag}`, companyName: `Company${tag}`, email: `lead-${tag}@example.com` });
+  for (const body of contactBodies)
+    contacts.push({ id: (await as(tenant, "/api/v1/contacts", body)).id as string, email: body.email ?? "" });
+  const lead = await as(tenant, "/api/v1/leads", {
+    firstName: `Lead${tag}`,
+    companyName: `Company${tag}`,
+    email: `lead-${tag}@example.com`,
+  });
   const keys: [string, string] = [`isolation-http-key-${label}`, `isolation-mcp-key-${label}`];
   const keyedLeads: string[] = [];
-  for (const key of keys) keyedLeads.push((await as(tenant, "/api/v1/leads", SHARED_LEAD, { "Idempotency-Key": key })).id);
+  for (const key of keys)
+    keyedLeads.push((await as(tenant, "/api/v1/leads", SHARED_LEAD, { "Idempotency-Key": key })).id);
   const incidents = [];
-  for (const dateTime of slots) incidents.push(await as(tenant, "/api/v1/ai-agent/create-incident", { dateTime, clientName: accounts[0]!.name, insectName: `Insect${tag}` }));
+  for (const dateTime of slots)
+    incidents.push(
+      await as(tenant, "/api/v1/ai-agent/create-incident", {
+        dateTime,
+        clientName: accounts[0]!.name,
+        insectName: `Insect${tag}`,
+      }),
+    );
   expect(incidents.map((i) => i.accountId)).toEqual([accounts[0]!.id, accounts[0]!.id]);
   const cursors = {
     plain: (await as(tenant, "/api/v1/contacts?limit=1")).nextCursor as string,
     account: (await as(tenant, `/api/v1/contacts?limit=1&accountId=${accounts[0]!.id}`)).nextCursor as string,
   };
   const secrets = [
-    tag, tenant.orgId, tenant.apiKey, tenant.keyId, digits, lead.id, ...keyedLeads, cursors.plain, cursors.account,
-    ...accounts.flatMap((a) => [a.id, a.name]), ...contacts.map((c) => c.id), ...incidents.map((i) => i.id),
+    tag,
+    tenant.orgId,
+    tenant.apiKey,
+    tenant.keyId,
+    digits,
+    lead.id,
+    ...keyedLeads,
+    cursors.plain,
+    cursors.account,
+    ...accounts.flatMap((a) => [a.id, a.name]),
+    ...contacts.map((c) => c.id),
+    ...incidents.map((i) => i.id),
     ...contactBodies.flatMap((body) => Object.values(body).filter((v) => v.includes(tag) || v.includes(digits))),
   ];
-  return { tenant, tag, accounts: accounts.map(({ id, name }) => ({ id, name })), contacts, slots, cursors, keys, keyedLeads, secrets };
+  return {
+    tenant,
+    tag,
+    accounts: accounts.map(({ id, name }) => ({ id, name })),
+    contacts,
+    slots,
+    cursors,
+    keys,
+    keyedLeads,
+    secrets,
+  };
 }
 
 const profiles: Record<"A" | "B", Profile> = {} as Record<"A" | "B", Profile>;
@@ -85,14 +134,19 @@ beforeAll(async () => {
   profiles.A = await seed("a", [slotIn(49, now), slotIn(51, now)]);
   profiles.B = await seed("b", [slotIn(50, now), slotIn(52, now)]);
   // The one 401 body (minus its requestId) every credential failure must answer.
-  const { requestId: _, ...body } = (await request("/api/v1/contacts", { headers: { "X-API-KEY": `fsk_${"0".repeat(40)}`, "X-ORG-ID": profiles.A.tenant.orgId } })).body;
+  const { requestId: _, ...body } = (
+    await request("/api/v1/contacts", {
+      headers: { "X-API-KEY": `fsk_${"0".repeat(40)}`, "X-ORG-ID": profiles.A.tenant.orgId },
+    })
+  ).body;
   uniform401 = body;
 });
 
 /** Nothing of `victim` in anything `res` holds, unless the request itself carried it. */
 function expectNothingOf(victim: Profile, res: ReadResponse, sent: string) {
   const bytes = everything(res);
-  for (const secret of victim.secrets) if (!sent.includes(secret)) expect(bytes.includes(secret), `${secret} of the other org in ${bytes}`).toBe(false);
+  for (const secret of victim.secrets)
+    if (!sent.includes(secret)) expect(bytes.includes(secret), `${secret} of the other org in ${bytes}`).toBe(false);
 }
 
 const expectEmptyPage = (res: ReadResponse) => {
@@ -115,21 +169,32 @@ const expectOwnContacts = (ids: string[], caller: Profile, victim: Profile) => {
 interface Case {
   name: string;
   /** What the caller sends: a path and body (HTTP) or a tool call (MCP). */
-  send(caller: Profile, victim: Profile): { path: string; json?: unknown; headers?: Record<string, string> } | { tool: string; args: Record<string, unknown>; headers?: Record<string, string> };
+  send(
+    caller: Profile,
+    victim: Profile,
+  ):
+    | { path: string; json?: unknown; headers?: Record<string, string> }
+    | { tool: string; args: Record<string, unknown>; headers?: Record<string, string> };
   expect(res: ReadResponse, caller: Profile, victim: Profile): void;
 }
 
 const CASES: Case[] = [
-  ...[0, 1].map((i): Case => ({
-    name: `GET /accounts/{the other org's account ${i + 1}} → 404 account_not_found`,
-    send: (_c, v) => ({ path: `/api/v1/accounts/${v.accounts[i]!.id}` }),
-    expect: (res) => expectProblem(res, 404, "account_not_found"),
-  })),
-  ...(["contact", "lead", "org"] as const).map((kind): Case => ({
-    name: `GET /accounts/{the other org's ${kind} id} → 404 account_not_found`,
-    send: (_c, v) => ({ path: `/api/v1/accounts/${kind === "contact" ? v.contacts[0]!.id : kind === "lead" ? v.keyedLeads[0]! : v.tenant.orgId}` }),
-    expect: (res) => expectProblem(res, 404, "account_not_found"),
-  })),
+  ...[0, 1].map(
+    (i): Case => ({
+      name: `GET /accounts/{the other org's account ${i + 1}} → 404 account_not_found`,
+      send: (_c, v) => ({ path: `/api/v1/accounts/${v.accounts[i]!.id}` }),
+      expect: (res) => expectProblem(res, 404, "account_not_found"),
+    }),
+  ),
+  ...(["contact", "lead", "org"] as const).map(
+    (kind): Case => ({
+      name: `GET /accounts/{the other org's ${kind} id} → 404 account_not_found`,
+      send: (_c, v) => ({
+        path: `/api/v1/accounts/${kind === "contact" ? v.contacts[0]!.id : kind === "lead" ? v.keyedLeads[0]! : v.tenant.orgId}`,
+      }),
+      expect: (res) => expectProblem(res, 404, "account_not_found"),
+    }),
+  ),
   {
     name: "GET /accounts/{own account} → 200 (the control)",
     send: (c) => ({ path: `/api/v1/accounts/${c.accounts[0]!.id}` }),
@@ -138,23 +203,37 @@ const CASES: Case[] = [
   {
     name: "GET /contacts → only the caller's contacts",
     send: () => ({ path: "/api/v1/contacts?limit=200" }),
-    expect: (res, c, v) => expectOwnContacts(res.body.data.map((x: { id: string }) => x.id), c, v),
+    expect: (res, c, v) =>
+      expectOwnContacts(
+        res.body.data.map((x: { id: string }) => x.id),
+        c,
+        v,
+      ),
   },
   {
     name: "GET /contacts?updatedSince=2000 → only the caller's contacts",
     send: () => ({ path: "/api/v1/contacts?limit=200&updatedSince=2000-01-01T00:00:00Z" }),
-    expect: (res, c, v) => expectOwnContacts(res.body.data.map((x: { id: string }) => x.id), c, v),
+    expect: (res, c, v) =>
+      expectOwnContacts(
+        res.body.data.map((x: { id: string }) => x.id),
+        c,
+        v,
+      ),
   },
   {
     name: "GET /contacts?accountId={the other org's account} → empty page",
     send: (_c, v) => ({ path: `/api/v1/contacts?accountId=${v.accounts[0]!.id}` }),
     expect: expectEmptyPage,
   },
-  ...[false, true].map((upper): Case => ({
-    name: `GET /contacts?email={the other org's contact email${upper ? ", upper case" : ""}} → empty page`,
-    send: (_c, v) => ({ path: `/api/v1/contacts?email=${encodeURIComponent(upper ? v.contacts[0]!.email.toUpperCase() : v.contacts[0]!.email)}` }),
-    expect: expectEmptyPage,
-  })),
+  ...[false, true].map(
+    (upper): Case => ({
+      name: `GET /contacts?email={the other org's contact email${upper ? ", upper case" : ""}} → empty page`,
+      send: (_c, v) => ({
+        path: `/api/v1/contacts?email=${encodeURIComponent(upper ? v.contacts[0]!.email.toUpperCase() : v.contacts[0]!.email)}`,
+      }),
+      expect: expectEmptyPage,
+    }),
+  ),
   {
     name: "GET /contacts?cursor={the other org's cursor} → 422 invalid_cursor",
     send: (_c, v) => ({ path: `/api/v1/contacts?cursor=${v.cursors.plain}` }),
@@ -168,12 +247,18 @@ const CASES: Case[] = [
   {
     name: "is-booking-available at the other org's booked slot → available, all places left",
     send: (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", json: { dateTime: v.slots[0] } }),
-    expect: (res, _c, v) => expect(res.body).toMatchObject({ available: true, reason: null, slot: { start: new Date(v.slots[0]).toISOString(), remaining: 1 } }),
+    expect: (res, _c, v) =>
+      expect(res.body).toMatchObject({
+        available: true,
+        reason: null,
+        slot: { start: new Date(v.slots[0]).toISOString(), remaining: 1 },
+      }),
   },
   {
     name: "available-appointments from the other org's booked slot → that slot, all places left",
     send: (_c, v) => ({ path: "/api/v1/ai-agent/available-appointments", json: { dateTime: v.slots[0], limit: 1 } }),
-    expect: (res, _c, v) => expect(res.body.slots).toEqual([expect.objectContaining({ start: v.slots[0], remaining: 1 })]),
+    expect: (res, _c, v) =>
+      expect(res.body.slots).toEqual([expect.objectContaining({ start: v.slots[0], remaining: 1 })]),
   },
   {
     name: "POST /contacts with the other org's accountId → 422 account_not_found, nothing stored",
@@ -185,7 +270,10 @@ const CASES: Case[] = [
   },
   {
     name: "create-incident at the other org's booked slot, as its account's client → booked, not linked to that account",
-    send: (_c, v) => ({ path: "/api/v1/ai-agent/create-incident", json: { dateTime: v.slots[0], clientName: v.accounts[0]!.name, insectName: "Ants" } }),
+    send: (_c, v) => ({
+      path: "/api/v1/ai-agent/create-incident",
+      json: { dateTime: v.slots[0], clientName: v.accounts[0]!.name, insectName: "Ants" },
+    }),
     expect: (res, _c, v) => {
       expect(res.status, res.text).toBe(200);
       expect(res.body).toMatchObject({ accountId: null, appointment: { start: v.slots[0], remaining: 0 } });
@@ -204,12 +292,18 @@ const CASES: Case[] = [
   {
     name: "MCP get_account {the other org's account} → isError 404 account_not_found",
     send: (_c, v) => ({ tool: "get_account", args: { id: v.accounts[0]!.id } }),
-    expect: (res) => expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "account_not_found" } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "account_not_found" } }),
   },
   {
     name: "MCP list_contacts {} → only the caller's contacts",
     send: () => ({ tool: "list_contacts", args: { limit: 200 } }),
-    expect: (res, c, v) => expectOwnContacts((toolAnswer(res).body.data as { id: string }[]).map((x) => x.id), c, v),
+    expect: (res, c, v) =>
+      expectOwnContacts(
+        (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
+        c,
+        v,
+      ),
   },
   {
     name: "MCP list_contacts {accountId: the other org's account} → empty page",
@@ -224,27 +318,46 @@ const CASES: Case[] = [
   {
     name: "MCP list_contacts {cursor: the other org's cursor} → isError 422 invalid_cursor",
     send: (_c, v) => ({ tool: "list_contacts", args: { cursor: v.cursors.plain } }),
-    expect: (res) => expect(toolAnswer(res)).toMatchObject({ isError: true, status: 422, body: { errors: [{ path: "cursor", code: "invalid_cursor" }] } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({
+        isError: true,
+        status: 422,
+        body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
+      }),
   },
   {
     name: "MCP create_contact {accountId: the other org's account} → isError 422 account_not_found",
     send: (_c, v) => ({ tool: "create_contact", args: { firstName: "Intruder", accountId: v.accounts[1]!.id } }),
-    expect: (res) => expect(toolAnswer(res)).toMatchObject({ isError: true, status: 422, body: { errors: [{ path: "accountId", code: "account_not_found" }] } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({
+        isError: true,
+        status: 422,
+        body: { errors: [{ path: "accountId", code: "account_not_found" }] },
+      }),
   },
   {
     name: "MCP check_booking_availability at the other org's booked slot → available",
     send: (_c, v) => ({ tool: "check_booking_availability", args: { dateTime: v.slots[1] } }),
-    expect: (res, _c, v) => expect(toolAnswer(res).body).toMatchObject({ available: true, slot: { start: v.slots[1], remaining: 1 } }),
+    expect: (res, _c, v) =>
+      expect(toolAnswer(res).body).toMatchObject({ available: true, slot: { start: v.slots[1], remaining: 1 } }),
   },
   {
     name: "MCP find_available_appointments from the other org's booked slot → that slot",
     send: (_c, v) => ({ tool: "find_available_appointments", args: { dateTime: v.slots[1], limit: 1 } }),
-    expect: (res, _c, v) => expect(toolAnswer(res).body.slots).toEqual([expect.objectContaining({ start: v.slots[1], remaining: 1 })]),
+    expect: (res, _c, v) =>
+      expect(toolAnswer(res).body.slots).toEqual([expect.objectContaining({ start: v.slots[1], remaining: 1 })]),
   },
   {
     name: "MCP create_incident at the other org's booked slot, as its account's client → booked, not linked",
-    send: (_c, v) => ({ tool: "create_incident", args: { dateTime: v.slots[1], clientName: v.accounts[0]!.name, insectName: "Wasps" } }),
-    expect: (res, _c, v) => expect(toolAnswer(res)).toMatchObject({ isError: false, body: { accountId: null, appointment: { start: v.slots[1] } } }),
+    send: (_c, v) => ({
+      tool: "create_incident",
+      args: { dateTime: v.slots[1], clientName: v.accounts[0]!.name, insectName: "Wasps" },
+    }),
+    expect: (res, _c, v) =>
+      expect(toolAnswer(res)).toMatchObject({
+        isError: false,
+        body: { accountId: null, appointment: { start: v.slots[1] } },
+      }),
   },
   {
     name: "MCP create_lead with the other org's Idempotency-Key and body → a new lead, not a replay",
@@ -258,27 +371,57 @@ const CASES: Case[] = [
 ];
 
 /** Every operation, as a request builder that takes the credentials to send. */
-const OPERATIONS: [string, (headers: Record<string, string>, caller: Profile, victim: Profile) => Promise<ReadResponse>][] = [
+const OPERATIONS: [
+  string,
+  (headers: Record<string, string>, caller: Profile, victim: Profile) => Promise<ReadResponse>,
+][] = [
   ["POST /leads", (h) => request("/api/v1/leads", { headers: h, json: { firstName: "X" } })],
   ["POST /contacts", (h) => request("/api/v1/contacts", { headers: h, json: { firstName: "X" } })],
   ["GET /contacts", (h) => request("/api/v1/contacts", { headers: h })],
-  ["GET /contacts?accountId={victim's}", (h, _c, v) => request(`/api/v1/contacts?accountId=${v.accounts[0]!.id}`, { headers: h })],
+  [
+    "GET /contacts?accountId={victim's}",
+    (h, _c, v) => request(`/api/v1/contacts?accountId=${v.accounts[0]!.id}`, { headers: h }),
+  ],
   ["GET /accounts/{victim's}", (h, _c, v) => request(`/api/v1/accounts/${v.accounts[0]!.id}`, { headers: h })],
   ["GET /accounts/{caller's}", (h, c) => request(`/api/v1/accounts/${c.accounts[0]!.id}`, { headers: h })],
-  ["available-appointments", (h, _c, v) => request("/api/v1/ai-agent/available-appointments", { headers: h, json: { dateTime: v.slots[0] } })],
-  ["is-booking-available", (h, _c, v) => request("/api/v1/ai-agent/is-booking-available", { headers: h, json: { dateTime: v.slots[0] } })],
-  ["create-incident", (h, _c, v) => request("/api/v1/ai-agent/create-incident", { headers: h, json: { dateTime: v.slots[0], clientName: "X", insectName: "Y" } })],
+  [
+    "available-appointments",
+    (h, _c, v) => request("/api/v1/ai-agent/available-appointments", { headers: h, json: { dateTime: v.slots[0] } }),
+  ],
+  [
+    "is-booking-available",
+    (h, _c, v) => request("/api/v1/ai-agent/is-booking-available", { headers: h, json: { dateTime: v.slots[0] } }),
+  ],
+  [
+    "create-incident",
+    (h, _c, v) =>
+      request("/api/v1/ai-agent/create-incident", {
+        headers: h,
+        json: { dateTime: v.slots[0], clientName: "X", insectName: "Y" },
+      }),
+  ],
   ["MCP tools/list", (h) => mcpList(h)],
   ["MCP get_account {victim's}", (h, _c, v) => mcpCall(h, "get_account", { id: v.accounts[0]!.id })],
 ];
 
 const SWAPS: [string, (caller: Profile, victim: Profile) => Record<string, string>][] = [
-  ["the caller's key with the other org's id", (c, v) => ({ "X-API-KEY": c.tenant.apiKey, "X-ORG-ID": v.tenant.orgId })],
-  ["the other org's key with the caller's org id", (c, v) => ({ "X-API-KEY": v.tenant.apiKey, "X-ORG-ID": c.tenant.orgId })],
+  [
+    "the caller's key with the other org's id",
+    (c, v) => ({ "X-API-KEY": c.tenant.apiKey, "X-ORG-ID": v.tenant.orgId }),
+  ],
+  [
+    "the other org's key with the caller's org id",
+    (c, v) => ({ "X-API-KEY": v.tenant.apiKey, "X-ORG-ID": c.tenant.orgId }),
+  ],
 ];
 
-const SWAPPED = SWAPS.flatMap(([swap, headers]) => OPERATIONS.map(([op, send]) => ({ name: `${op} with ${swap} → uniform 401`, headers, send })));
-const DIRECTIONS = [["A", "B"], ["B", "A"]] as const;
+const SWAPPED = SWAPS.flatMap(([swap, headers]) =>
+  OPERATIONS.map(([op, send]) => ({ name: `${op} with ${swap} → uniform 401`, headers, send })),
+);
+const DIRECTIONS = [
+  ["A", "B"],
+  ["B", "A"],
+] as const;
 const MATRIX_SIZE = DIRECTIONS.length * (CASES.length + SWAPPED.length);
 
 const TABLES = ["accounts", "contacts", "leads", "incidents", "idempotency_keys"];
@@ -286,8 +429,13 @@ const TABLES = ["accounts", "contacts", "leads", "incidents", "idempotency_keys"
 /** Every stored byte of the org (api_keys without last_used_at, a hint the org's own requests move). */
 async function snapshot(orgId: string) {
   const rows: Record<string, unknown[]> = {};
-  for (const table of TABLES) rows[table] = (await env.DB.prepare(`SELECT * FROM ${table} WHERE org_id = ? ORDER BY 1, 2`).bind(orgId).all()).results;
-  rows.api_keys = (await env.DB.prepare("SELECT id, key_hash, created_at, revoked_at FROM api_keys WHERE org_id = ?").bind(orgId).all()).results;
+  for (const table of TABLES)
+    rows[table] = (
+      await env.DB.prepare(`SELECT * FROM ${table} WHERE org_id = ? ORDER BY 1, 2`).bind(orgId).all()
+    ).results;
+  rows.api_keys = (
+    await env.DB.prepare("SELECT id, key_hash, created_at, revoked_at FROM api_keys WHERE org_id = ?").bind(orgId).all()
+  ).results;
   rows.orgs = (await env.DB.prepare("SELECT * FROM orgs WHERE id = ?").bind(orgId).all()).results;
   return rows;
 }
@@ -304,7 +452,10 @@ describe(`tenant isolation matrix: ${MATRIX_SIZE} cases (${CASES.length} probes 
     it.each(CASES.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
       const sent = c.send(caller(), victim());
       const headers = { ...credentialsOf(caller().tenant), ...sent.headers };
-      const res = "tool" in sent ? await mcpCall(headers, sent.tool, sent.args) : await request(sent.path, { headers, json: sent.json });
+      const res =
+        "tool" in sent
+          ? await mcpCall(headers, sent.tool, sent.args)
+          : await request(sent.path, { headers, json: sent.json });
       c.expect(res, caller(), victim());
       expectNothingOf(victim(), res, JSON.stringify(sent));
     });

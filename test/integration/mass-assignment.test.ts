@@ -25,7 +25,20 @@ const OPERATIONS = [
     name: "POST /api/v1/leads",
     path: "/api/v1/leads",
     tool: "create_lead",
-    allowed: ["firstName", "lastName", "title", "companyName", "email", ...PHONES, "leadSource", "accountType", "rating", "estimatedValue", "estimatedCloseDate", ...ADDRESS],
+    allowed: [
+      "firstName",
+      "lastName",
+      "title",
+      "companyName",
+      "email",
+      ...PHONES,
+      "leadSource",
+      "accountType",
+      "rating",
+      "estimatedValue",
+      "estimatedCloseDate",
+      ...ADDRESS,
+    ],
     body: () => ({ firstName: "Mass", lastName: "Assignment" }),
   },
   {
@@ -58,13 +71,50 @@ const OPERATIONS = [
   },
 ];
 
-const TABLES = [schema.orgs, schema.apiKeys, schema.accounts, schema.contacts, schema.leads, schema.incidents, schema.idempotencyKeys];
+const TABLES = [
+  schema.orgs,
+  schema.apiKeys,
+  schema.accounts,
+  schema.contacts,
+  schema.leads,
+  schema.incidents,
+  schema.idempotencyKeys,
+];
 /** Every column of the schema, as its TypeScript key and as its SQL name. */
-const COLUMNS = [...new Set(TABLES.flatMap((table) => Object.entries(getTableColumns(table)).flatMap(([key, column]) => [key, column.name])))];
+const COLUMNS = [
+  ...new Set(
+    TABLES.flatMap((table) => Object.entries(getTableColumns(table)).flatMap(([key, column]) => [key, column.name])),
+  ),
+];
 const SERVER_OWNED = [
-  "id", "orgId", "org_id", "organizationId", "tenantId", "OrgId", "ORG_ID", "X-ORG-ID", "createdAt", "updatedAt", "created_at", "updated_at",
-  "keyHash", "key_hash", "apiKey", "api_key", "X-API-KEY", "accountId", "status", "revokedAt", "schedule", "timeZone", "capacity", "role", "isAdmin",
-  "__proto__", "constructor", "prototype",
+  "id",
+  "orgId",
+  "org_id",
+  "organizationId",
+  "tenantId",
+  "OrgId",
+  "ORG_ID",
+  "X-ORG-ID",
+  "createdAt",
+  "updatedAt",
+  "created_at",
+  "updated_at",
+  "keyHash",
+  "key_hash",
+  "apiKey",
+  "api_key",
+  "X-API-KEY",
+  "accountId",
+  "status",
+  "revokedAt",
+  "schedule",
+  "timeZone",
+  "capacity",
+  "role",
+  "isAdmin",
+  "__proto__",
+  "constructor",
+  "prototype",
 ];
 const INJECTED = [...new Set([...SERVER_OWNED, ...COLUMNS])];
 
@@ -103,7 +153,11 @@ async function expectNoInjectedRow() {
   }
 }
 
-const expectUnknownFields = (body: { code?: string; errors?: { path: string; code: string }[] }, fields: string[], text: string) => {
+const expectUnknownFields = (
+  body: { code?: string; errors?: { path: string; code: string }[] },
+  fields: string[],
+  text: string,
+) => {
   expect(body.code, text).toBe("validation_failed");
   expect(
     [...(body.errors ?? [])].map(({ path, code }) => ({ path, code })).sort((x, y) => x.path.localeCompare(y.path)),
@@ -114,7 +168,12 @@ const expectUnknownFields = (body: { code?: string; errors?: { path: string; cod
 beforeAll(async () => {
   attacker = await newTenant("Mass assignment");
   victim = await newTenant("Mass assignment victim");
-  await storeSchedule(db(), attacker.orgId, { timeZone: "UTC", minNoticeMinutes: 0, capacity: 100, weeklyHours: OPEN_ALWAYS });
+  await storeSchedule(db(), attacker.orgId, {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    capacity: 100,
+    weeklyHours: OPEN_ALWAYS,
+  });
   accountId = (await addAccount(attacker, "Mass Account")).id;
 });
 
@@ -125,54 +184,77 @@ const QUERY_FIELDS = ["orgId", "org_id", "id", "createdAt", "keyHash", "apiKey",
 
 const sizes = OPERATIONS.map((op) => INJECTED.filter((field) => !op.allowed.includes(field)).length);
 const HTTP_CASES = sizes.reduce((a, b) => a + b, 0) + OPERATIONS.length;
-const MCP_CASES = OPERATIONS.map((op) => TOOL_FIELDS.filter((field) => !op.allowed.includes(field)).length).reduce((a, b) => a + b, 0);
+const MCP_CASES = OPERATIONS.map((op) => TOOL_FIELDS.filter((field) => !op.allowed.includes(field)).length).reduce(
+  (a, b) => a + b,
+  0,
+);
 
 describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.length} column names) → ${HTTP_CASES} HTTP bodies, ${MCP_CASES} MCP calls, ${QUERY_FIELDS.length} list queries`, () => {
-  it.each(OPERATIONS.map((op) => [op.name, op] as const))("%s: the valid body alone is accepted (the control)", async (_name, op) => {
-    const res = await request(op.path, { headers: headers(), json: op.body() });
-    expect(res.status, res.text).toBe(200);
-  });
+  it.each(OPERATIONS.map((op) => [op.name, op] as const))(
+    "%s: the valid body alone is accepted (the control)",
+    async (_name, op) => {
+      const res = await request(op.path, { headers: headers(), json: op.body() });
+      expect(res.status, res.text).toBe(200);
+    },
+  );
 
-  it.each(OPERATIONS.map((op, i) => [op.name, sizes[i], op] as const))("%s refuses each of %i injected fields, storing nothing", async (_name, _n, op) => {
-    const fields = INJECTED.filter((field) => !op.allowed.includes(field));
-    for (const [i, field] of fields.entries()) {
+  it.each(OPERATIONS.map((op, i) => [op.name, sizes[i], op] as const))(
+    "%s refuses each of %i injected fields, storing nothing",
+    async (_name, _n, op) => {
+      const fields = INJECTED.filter((field) => !op.allowed.includes(field));
+      for (const [i, field] of fields.entries()) {
+        const before = await counts();
+        // Every other request carries an Idempotency-Key: a refused request must not store that either.
+        const res = await request(op.path, {
+          headers: headers(i % 2 ? `mass-${marker}-${i}` : undefined),
+          json: withField(op.body(), field, valueFor(field)),
+        });
+        expectProblem(res, 422, "validation_failed");
+        expectUnknownFields(res.body, [field], `${field}: ${res.text}`);
+        expect(await counts(), `${field} stored something`).toEqual(before);
+      }
+      await expectNoInjectedRow();
+    },
+  );
+
+  it.each(OPERATIONS.map((op) => [op.name, op] as const))(
+    "%s refuses all of them at once, naming every one",
+    async (_name, op) => {
+      const fields = INJECTED.filter((field) => !op.allowed.includes(field));
+      const body = fields.reduce<object>((acc, field) => withField(acc, field, valueFor(field)), op.body());
       const before = await counts();
-      // Every other request carries an Idempotency-Key: a refused request must not store that either.
-      const res = await request(op.path, { headers: headers(i % 2 ? `mass-${marker}-${i}` : undefined), json: withField(op.body(), field, valueFor(field)) });
+      const res = await request(op.path, { headers: headers(`mass-all-${marker}`), json: body });
       expectProblem(res, 422, "validation_failed");
-      expectUnknownFields(res.body, [field], `${field}: ${res.text}`);
-      expect(await counts(), `${field} stored something`).toEqual(before);
-    }
-    await expectNoInjectedRow();
-  });
+      expectUnknownFields(res.body, fields, res.text);
+      expect(await counts()).toEqual(before);
+      await expectNoInjectedRow();
+    },
+  );
 
-  it.each(OPERATIONS.map((op) => [op.name, op] as const))("%s refuses all of them at once, naming every one", async (_name, op) => {
-    const fields = INJECTED.filter((field) => !op.allowed.includes(field));
-    const body = fields.reduce<object>((acc, field) => withField(acc, field, valueFor(field)), op.body());
-    const before = await counts();
-    const res = await request(op.path, { headers: headers(`mass-all-${marker}`), json: body });
-    expectProblem(res, 422, "validation_failed");
-    expectUnknownFields(res.body, fields, res.text);
-    expect(await counts()).toEqual(before);
-    await expectNoInjectedRow();
-  });
-
-  it.each(OPERATIONS.map((op) => [op.tool, op] as const))("MCP %s refuses each injected field as an isError 422, storing nothing", async (_tool, op) => {
-    for (const field of TOOL_FIELDS.filter((f) => !op.allowed.includes(f))) {
-      const before = await counts();
-      const answer = toolAnswer(await mcpCall(headers(), op.tool, withField(op.body(), field, valueFor(field)) as Record<string, unknown>));
-      expect(answer.isError, field).toBe(true);
-      expect(answer.status).toBe(422);
-      expectUnknownFields(answer.body, [field], `${field}: ${JSON.stringify(answer.body)}`);
-      expect(await counts(), `${field} stored something`).toEqual(before);
-    }
-    await expectNoInjectedRow();
-  });
+  it.each(OPERATIONS.map((op) => [op.tool, op] as const))(
+    "MCP %s refuses each injected field as an isError 422, storing nothing",
+    async (_tool, op) => {
+      for (const field of TOOL_FIELDS.filter((f) => !op.allowed.includes(f))) {
+        const before = await counts();
+        const answer = toolAnswer(
+          await mcpCall(headers(), op.tool, withField(op.body(), field, valueFor(field)) as Record<string, unknown>),
+        );
+        expect(answer.isError, field).toBe(true);
+        expect(answer.status).toBe(422);
+        expectUnknownFields(answer.body, [field], `${field}: ${JSON.stringify(answer.body)}`);
+        expect(await counts(), `${field} stored something`).toEqual(before);
+      }
+      await expectNoInjectedRow();
+    },
+  );
 
   it.each(QUERY_FIELDS)(
     "GET /api/v1/contacts?%s=… → 422 unknown_field (a query cannot choose the org either)",
     async (field) => {
-      const res: ReadResponse = await request(`/api/v1/contacts?${new URLSearchParams({ [field]: String(valueFor(field)) })}`, { headers: headers() });
+      const res: ReadResponse = await request(
+        `/api/v1/contacts?${new URLSearchParams({ [field]: String(valueFor(field)) })}`,
+        { headers: headers() },
+      );
       expectProblem(res, 422, "validation_failed");
       expectUnknownFields(res.body, [field], res.text);
     },

@@ -43,7 +43,12 @@ interface SendOptions {
 }
 
 /** One request through `app.fetch` with `rateLimiter` as RATE_LIMITER, as `tenant` (no credentials when null). */
-async function send(rateLimiter: Limiter, tenant: Tenant | null, path: string, options: SendOptions = {}): Promise<Sent> {
+async function send(
+  rateLimiter: Limiter,
+  tenant: Tenant | null,
+  path: string,
+  options: SendOptions = {},
+): Promise<Sent> {
   const hasBody = options.json !== undefined || options.raw !== undefined;
   const request = new Request(`https://api.test${path}`, {
     method: options.method ?? (hasBody ? "POST" : "GET"),
@@ -61,9 +66,9 @@ async function send(rateLimiter: Limiter, tenant: Tenant | null, path: string, o
   return read;
 }
 
-
 const countLeads = async (tenant: Tenant) =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM leads WHERE org_id = ?").bind(tenant.orgId).first<{ n: number }>())?.n;
+  (await env.DB.prepare("SELECT count(*) AS n FROM leads WHERE org_id = ?").bind(tenant.orgId).first<{ n: number }>())
+    ?.n;
 
 let tenant: Tenant;
 let accountId: string;
@@ -85,9 +90,17 @@ const OPERATIONS: [string, () => string, () => SendOptions][] = [
   ["create a contact", () => "/api/v1/contacts", () => ({ json: { firstName: "Cal" } })],
   ["list contacts", () => "/api/v1/contacts?limit=1", () => ({})],
   ["read an account", () => `/api/v1/accounts/${accountId}`, () => ({})],
-  ["find available appointments", () => "/api/v1/ai-agent/available-appointments", () => ({ json: { dateTime: slot(), limit: 2 } })],
+  [
+    "find available appointments",
+    () => "/api/v1/ai-agent/available-appointments",
+    () => ({ json: { dateTime: slot(), limit: 2 } }),
+  ],
   ["check a booking", () => "/api/v1/ai-agent/is-booking-available", () => ({ json: { dateTime: slot() } })],
-  ["book an incident", () => "/api/v1/ai-agent/create-incident", () => ({ json: { dateTime: slot(), clientName: "Ivy", insectName: "Ants" } })],
+  [
+    "book an incident",
+    () => "/api/v1/ai-agent/create-incident",
+    () => ({ json: { dateTime: slot(), clientName: "Ivy", insectName: "Ants" } }),
+  ],
 ];
 
 describe("a refused request", () => {
@@ -101,7 +114,11 @@ describe("a refused request", () => {
 
   it("creates nothing", async () => {
     const org = await newTenant();
-    expectProblem(await send(limiter(false), org, "/api/v1/leads", { json: { firstName: "Ann" } }), 429, "rate_limited");
+    expectProblem(
+      await send(limiter(false), org, "/api/v1/leads", { json: { firstName: "Ann" } }),
+      429,
+      "rate_limited",
+    );
     expect(await countLeads(org)).toBe(0);
   });
 
@@ -119,13 +136,21 @@ describe("a refused request", () => {
 });
 
 describe("the order of checks", () => {
-  const wrongKey = (): Tenant => ({ ...tenant, apiKey: `${tenant.apiKey.slice(0, -1)}${tenant.apiKey.endsWith("a") ? "b" : "a"}` });
+  const wrongKey = (): Tenant => ({
+    ...tenant,
+    apiKey: `${tenant.apiKey.slice(0, -1)}${tenant.apiKey.endsWith("a") ? "b" : "a"}`,
+  });
 
   it.each([
     ["no credentials", (): Tenant | null => null, "/api/v1/leads", { json: {} }],
     ["a wrong API key", wrongKey, "/api/v1/leads", { json: {} }],
     ["a wrong API key on an unknown path", wrongKey, "/api/v1/nope", {}],
-    ["an org id that is not the key's", (): Tenant => ({ ...tenant, orgId: "org_someoneelse" }), "/api/v1/contacts", {}],
+    [
+      "an org id that is not the key's",
+      (): Tenant => ({ ...tenant, orgId: "org_someoneelse" }),
+      "/api/v1/contacts",
+      {},
+    ],
   ] as const)("bad credentials (%s) → 401, before the limiter is asked", async (_case, who, path, options) => {
     const refuse = limiter(false);
     const res = await send(refuse, who(), path, options);
@@ -165,9 +190,17 @@ describe("the order of checks", () => {
 
   it("the same requests with an allowing limiter get their own errors (so the 429s above are the limiter's)", async () => {
     const allow = limiter(true);
-    expectProblem(await send(allow, tenant, "/api/v1/leads", { raw: "{}", headers: { "Content-Type": "text/plain" } }), 415, "unsupported_media_type");
+    expectProblem(
+      await send(allow, tenant, "/api/v1/leads", { raw: "{}", headers: { "Content-Type": "text/plain" } }),
+      415,
+      "unsupported_media_type",
+    );
     expectProblem(await send(allow, tenant, "/api/v1/leads", { raw: "{not json" }), 400, "malformed_json");
-    expectProblem(await send(allow, tenant, "/api/v1/contacts", { json: { email: "not-an-email" } }), 422, "validation_failed");
+    expectProblem(
+      await send(allow, tenant, "/api/v1/contacts", { json: { email: "not-an-email" } }),
+      422,
+      "validation_failed",
+    );
     expectProblem(await send(allow, tenant, "/api/v1/accounts/acct_nope", {}), 404, "account_not_found");
     expect(allow.calls).toHaveLength(4);
   });

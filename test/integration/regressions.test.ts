@@ -22,7 +22,11 @@ it.each([
   const headers = { ...credentialsOf(t), "Content-Type": "application/json" };
   const res = await request(path, { headers, json: JSON.parse(raw.replace("DT", slotIn(3)).replace(/-?1e999/, "5")) });
   expect(res.status).toBe(200); // the same body with a finite number is fine
-  const bad = await SELF.fetch(`https://api.test${path}`, { method: "POST", headers, body: raw.replace("DT", slotIn(3)) });
+  const bad = await SELF.fetch(`https://api.test${path}`, {
+    method: "POST",
+    headers,
+    body: raw.replace("DT", slotIn(3)),
+  });
   const body = await bad.json<{ errors?: { path: string }[] }>();
   expect(bad.status, JSON.stringify(body)).toBe(422);
   expect(body.errors?.map((e) => e.path)).toContain(field);
@@ -32,8 +36,12 @@ it.each([
 it("a 401 has the same headers whether the key is unknown or live with another org's id", async () => {
   const other = await newTenant("Issue 6 other");
   await request("/api/v1/contacts", { headers: credentialsOf(t) }); // the key is now verified and cached
-  const unknownKey = await request("/api/v1/contacts", { headers: { "X-API-KEY": `fsk_${"Z".repeat(40)}`, "X-ORG-ID": other.orgId } });
-  const liveKeyWrongOrg = await request("/api/v1/contacts", { headers: { "X-API-KEY": t.apiKey, "X-ORG-ID": other.orgId } });
+  const unknownKey = await request("/api/v1/contacts", {
+    headers: { "X-API-KEY": `fsk_${"Z".repeat(40)}`, "X-ORG-ID": other.orgId },
+  });
+  const liveKeyWrongOrg = await request("/api/v1/contacts", {
+    headers: { "X-API-KEY": t.apiKey, "X-ORG-ID": other.orgId },
+  });
   expect([unknownKey.status, liveKeyWrongOrg.status]).toEqual([401, 401]);
   expect([...liveKeyWrongOrg.headers.keys()].sort()).toEqual([...unknownKey.headers.keys()].sort());
 });
@@ -42,7 +50,11 @@ it("a 401 has the same headers whether the key is unknown or live with another o
 it("MCP create_lead with an argument named __proto__ → isError 422 unknown_field, nothing stored", async () => {
   const args = JSON.parse('{"firstName":"Proto","__proto__":{"orgId":"org_x"}}');
   const answer = toolAnswer(await mcpCall(credentialsOf(t), "create_lead", args));
-  expect(answer).toMatchObject({ isError: true, status: 422, body: { errors: [{ path: "__proto__", code: "unknown_field" }] } });
+  expect(answer).toMatchObject({
+    isError: true,
+    status: 422,
+    body: { errors: [{ path: "__proto__", code: "unknown_field" }] },
+  });
 });
 
 // Bug 4 (src/routes/mcp.ts operationRequest: String(value), encodeURIComponent): a protocol error, not a tool result.
@@ -61,8 +73,16 @@ it.each([
 // The /mcp route reads the body itself (for the arguments as sent): a body that
 // is not JSON must still reach the transport, which answers its parse error.
 it("MCP with a body that is not JSON → the transport's JSON-RPC parse error, not a 500", async () => {
-  const headers = { ...credentialsOf(t), "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
-  const res = await app.fetch(new Request("https://api.test/mcp", { method: "POST", headers, body: "{not json" }), env, createExecutionContext());
+  const headers = {
+    ...credentialsOf(t),
+    "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream",
+  };
+  const res = await app.fetch(
+    new Request("https://api.test/mcp", { method: "POST", headers, body: "{not json" }),
+    env,
+    createExecutionContext(),
+  );
   const body = await res.json<{ error?: { code: number } }>();
   expect(res.status).toBe(400);
   expect(body.error?.code).toBe(-32700);

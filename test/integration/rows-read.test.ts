@@ -46,7 +46,8 @@ async function send(tenant: Tenant, path: string, body?: unknown) {
 async function bulkInsert(table: string, columns: string[], orgId: string, rows: unknown[][]) {
   const sql = `INSERT INTO ${table} (org_id, ${columns.join(", ")}) SELECT ?1, ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?2)`;
   const statements = [];
-  for (let i = 0; i < rows.length; i += 500) statements.push(env.DB.prepare(sql).bind(orgId, JSON.stringify(rows.slice(i, i + 500))));
+  for (let i = 0; i < rows.length; i += 500)
+    statements.push(env.DB.prepare(sql).bind(orgId, JSON.stringify(rows.slice(i, i + 500))));
   await env.DB.batch(statements);
 }
 
@@ -60,10 +61,24 @@ beforeAll(async () => {
     "contacts",
     ["id", "first_name", "email", "email_lower", "account_id", "created_at", "updated_at"],
     crm.orgId,
-    Array.from({ length: CONTACTS }, (_, i) => [newId("ct", now - i * 1000), `C${i}`, `c${i}@x.co`, `c${i}@x.co`, i % 2 ? accountId : null, now - i * 1000, now - i * 1000]),
+    Array.from({ length: CONTACTS }, (_, i) => [
+      newId("ct", now - i * 1000),
+      `C${i}`,
+      `c${i}@x.co`,
+      `c${i}@x.co`,
+      i % 2 ? accountId : null,
+      now - i * 1000,
+      now - i * 1000,
+    ]),
   );
 
-  const schedule = { timeZone: "UTC", minNoticeMinutes: 0, capacity: 50, horizonDays: 365, weeklyHours: everyDay(["08:00", "18:00"]) };
+  const schedule = {
+    timeZone: "UTC",
+    minNoticeMinutes: 0,
+    capacity: 50,
+    horizonDays: 365,
+    weeklyHours: everyDay(["08:00", "18:00"]),
+  };
   heavy = await newTenant("Rows Heavy");
   empty = await newTenant("Rows Empty");
   await storeSchedule(db(), heavy.orgId, schedule);
@@ -116,7 +131,9 @@ describe("rows read by a contacts page", () => {
   });
 
   it("the budget can fail: a query that counts the org's contacts reads them all", async () => {
-    const { meta } = await env.DB.prepare("SELECT count(*) FROM contacts WHERE org_id = ? AND first_name LIKE 'C%'").bind(crm.orgId).all();
+    const { meta } = await env.DB.prepare("SELECT count(*) FROM contacts WHERE org_id = ? AND first_name LIKE 'C%'")
+      .bind(crm.orgId)
+      .all();
     expect(meta.rows_read).toBeGreaterThanOrEqual(CONTACTS);
   });
 });
@@ -131,7 +148,9 @@ describe("rows read by availability", () => {
     const [statement] = trips.flatMap((trip) => trip.statements);
     const [orgId, after, before] = statement!.params as [string, number, number];
     expect(orgId).toBe(heavy.orgId);
-    const inWindow = await env.DB.prepare("SELECT count(*) AS n FROM incidents WHERE org_id = ? AND starts_at > ? AND starts_at < ?")
+    const inWindow = await env.DB.prepare(
+      "SELECT count(*) AS n FROM incidents WHERE org_id = ? AND starts_at > ? AND starts_at < ?",
+    )
       .bind(orgId, after, before)
       .first<number>("n");
     expect(inWindow).toBeGreaterThan(0);

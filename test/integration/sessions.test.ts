@@ -1,9 +1,10 @@
 // D1 Sessions API (issue 5.4): every request runs in one D1 session; its
 // bookmark comes back in X-D1-Bookmark, and a client that sends it on its next
 // request starts that request's session there (read-your-writes on replicas).
+
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import app from "../../src/app";
 import { type Recorder, recordingD1 } from "../d1-recorder";
@@ -18,7 +19,11 @@ async function send(recorder: Recorder, path: string, init: { body?: unknown; bo
   if (init.bookmark !== undefined) headers["X-D1-Bookmark"] = init.bookmark;
   if (init.body !== undefined) headers["Content-Type"] = "application/json";
   const response = await app.fetch(
-    new Request(`https://api.test${path}`, { method: init.body === undefined ? "GET" : "POST", headers, body: JSON.stringify(init.body) }),
+    new Request(`https://api.test${path}`, {
+      method: init.body === undefined ? "GET" : "POST",
+      headers,
+      body: JSON.stringify(init.body),
+    }),
     { ...env, DB: recorder.db },
     ctx,
   );

@@ -27,12 +27,18 @@ describe("OpenAPI document", () => {
       .filter((r) => r.method === "GET" || r.method === "POST")
       .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`)
       .filter((route) => !NOT_OPERATIONS.has(route.split(" ")[1]!));
-    const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`));
+    const documented = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m} ${path}`),
+    );
     expect([...new Set(served)].sort()).toEqual(documented.sort());
   });
 
   it("declares both auth headers, required together on every /api/v1 operation", () => {
-    expect(Object.values(doc.components.securitySchemes).map((s) => s.name).sort()).toEqual(["X-API-KEY", "X-ORG-ID"]);
+    expect(
+      Object.values(doc.components.securitySchemes)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(["X-API-KEY", "X-ORG-ID"]);
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const op of Object.values(methods)) {
         if (path.startsWith("/api/v1/")) {

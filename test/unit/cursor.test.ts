@@ -29,10 +29,14 @@ describe("cursors", () => {
     await rejection(token, ["org_a", "acct_x", null, null]);
   });
 
-  it.each(["", "%%%", "bm90IGpzb24", btoa('{"t":-1,"i":"ct_x","s":"0"}'), btoa("null"), btoa('{"t":1,"i":"x; DROP TABLE","s":"0"}')])(
-    "refuses the malformed cursor %j",
-    async (token) => {
-      await rejection(token);
-    },
-  );
+  it.each([
+    "",
+    "%%%",
+    "bm90IGpzb24",
+    btoa('{"t":-1,"i":"ct_x","s":"0"}'),
+    btoa("null"),
+    btoa('{"t":1,"i":"x; DROP TABLE","s":"0"}'),
+  ])("refuses the malformed cursor %j", async (token) => {
+    await rejection(token);
+  });
 });

@@ -9,7 +9,15 @@ import { weeklyHours, ZONES } from "../schedule-arbitraries";
 
 const MINUTE = 60_000;
 // Instants near DST changes of those zones, so that random `now`s meet them often.
-const ANCHORS = ["2026-03-08T07:00:00Z", "2026-03-29T01:00:00Z", "2026-04-04T15:00:00Z", "2026-09-06T04:00:00Z", "2026-10-03T15:30:00Z", "2026-11-01T06:00:00Z", "2026-11-23T12:00:00Z"].map(Date.parse);
+const ANCHORS = [
+  "2026-03-08T07:00:00Z",
+  "2026-03-29T01:00:00Z",
+  "2026-04-04T15:00:00Z",
+  "2026-09-06T04:00:00Z",
+  "2026-10-03T15:30:00Z",
+  "2026-11-01T06:00:00Z",
+  "2026-11-23T12:00:00Z",
+].map(Date.parse);
 
 const scenario = fc.record({
   schedule: fc.record({
@@ -27,7 +35,13 @@ const scenario = fc.record({
     .map(([anchor, minutes, ms]) => anchor + minutes * MINUTE + ms),
   // Optionally move `now` so that one of its edges (now, now + notice, now +
   // horizon) lies `delta` ms after a slot start: the off-by-one cases.
-  align: fc.option(fc.record({ edge: fc.constantFrom("now", "notice", "horizon"), delta: fc.constantFrom(-1, 0, 1, 30_000), pick: fc.nat() })),
+  align: fc.option(
+    fc.record({
+      edge: fc.constantFrom("now", "notice", "horizon"),
+      delta: fc.constantFrom(-1, 0, 1, 30_000),
+      pick: fc.nat(),
+    }),
+  ),
   bookingPicks: fc.array(fc.nat(), { maxLength: 12 }),
   instantPicks: fc.array(
     fc.oneof(
@@ -41,8 +55,14 @@ const scenario = fc.record({
   ),
 });
 
-function aligned(schedule: Schedule, now: number, { edge, delta, pick }: { edge: "now" | "notice" | "horizon"; delta: number; pick: number }): number {
-  const offset = { now: 0, notice: schedule.minNoticeMinutes * MINUTE, horizon: schedule.horizonDays * 1440 * MINUTE }[edge];
+function aligned(
+  schedule: Schedule,
+  now: number,
+  { edge, delta, pick }: { edge: "now" | "notice" | "horizon"; delta: number; pick: number },
+): number {
+  const offset = { now: 0, notice: schedule.minNoticeMinutes * MINUTE, horizon: schedule.horizonDays * 1440 * MINUTE }[
+    edge
+  ];
   const near = [...candidateSlots(schedule, now + offset - 1440 * MINUTE, now + offset + 1440 * MINUTE)];
   const slot = near[pick % Math.max(1, near.length)];
   return slot ? slot.start + delta - offset : now;
@@ -51,9 +71,16 @@ function aligned(schedule: Schedule, now: number, { edge, delta, pick }: { edge:
 type Edge = "now" | "notice" | "horizon";
 type Pick = { candidate: number } | { minutes: number; edge?: Edge } | { edge: Edge; slotsAway: number };
 
-function instantOf(pick: Pick, { schedule, now, candidates }: { schedule: Schedule; now: number; candidates: { start: number }[] }): number {
+function instantOf(
+  pick: Pick,
+  { schedule, now, candidates }: { schedule: Schedule; now: number; candidates: { start: number }[] },
+): number {
   if ("candidate" in pick) return candidates[pick.candidate % Math.max(1, candidates.length)]?.start ?? now;
-  const edge = { now, notice: now + schedule.minNoticeMinutes * MINUTE, horizon: now + schedule.horizonDays * 1440 * MINUTE }[pick.edge ?? "now"];
+  const edge = {
+    now,
+    notice: now + schedule.minNoticeMinutes * MINUTE,
+    horizon: now + schedule.horizonDays * 1440 * MINUTE,
+  }[pick.edge ?? "now"];
   if ("slotsAway" in pick) {
     // The slot start at or after the edge, or one slot either side of it.
     const near = [...candidateSlots(schedule, edge - 1440 * MINUTE, edge + 1440 * MINUTE)];
@@ -71,9 +98,17 @@ describe("slot engine consistency (property)", () => {
         const schedule: Schedule = { ...s, closedDates } as Schedule;
         const now = align ? aligned(schedule, randomNow, align) : randomNow;
         const maxBookingMs = schedule.slotMinutes * MINUTE;
-        const candidates = [...candidateSlots(schedule, now - 1440 * MINUTE, now + (schedule.horizonDays + 1) * 1440 * MINUTE)];
-        for (let i = 1; i < candidates.length; i++) expect(candidates[i]!.start).toBeGreaterThanOrEqual(candidates[i - 1]!.end);
-        const bookings = candidates.length === 0 ? [] : bookingPicks.map((p) => candidates[p % candidates.length]!).map((c) => ({ startsAt: c.start, endsAt: c.end }));
+        const candidates = [
+          ...candidateSlots(schedule, now - 1440 * MINUTE, now + (schedule.horizonDays + 1) * 1440 * MINUTE),
+        ];
+        for (let i = 1; i < candidates.length; i++)
+          expect(candidates[i]!.start).toBeGreaterThanOrEqual(candidates[i - 1]!.end);
+        const bookings =
+          candidates.length === 0
+            ? []
+            : bookingPicks
+                .map((p) => candidates[p % candidates.length]!)
+                .map((c) => ({ startsAt: c.start, endsAt: c.end }));
         bookings.sort((a, b) => a.startsAt - b.startsAt);
         for (const pick of instantPicks) {
           const t = instantOf(pick, { schedule, now, candidates });

@@ -25,7 +25,8 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "New York spring-forward night, 00:00–06:00 holds 5 hourly slots",
       schedule("America/New_York", { weeklyHours: on("sun", ["00:00", "06:00"]) }),
-      "2026-03-08T00:00:00Z", "2026-03-09T00:00:00Z",
+      "2026-03-08T00:00:00Z",
+      "2026-03-09T00:00:00Z",
       [
         ["2026-03-08T05:00:00.000Z", "2026-03-08T00:00:00-05:00"],
         ["2026-03-08T06:00:00.000Z", "2026-03-08T01:00:00-05:00"],
@@ -37,7 +38,8 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "New York fall-back night, 00:00–06:00 holds 7 hourly slots",
       schedule("America/New_York", { weeklyHours: on("sun", ["00:00", "06:00"]) }),
-      "2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z",
+      "2026-11-01T00:00:00Z",
+      "2026-11-02T00:00:00Z",
       [
         ["2026-11-01T04:00:00.000Z", "2026-11-01T00:00:00-04:00"],
         ["2026-11-01T05:00:00.000Z", "2026-11-01T01:00:00-04:00"],
@@ -51,13 +53,15 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "an opening inside the spring-forward gap moves forward by the gap",
       schedule("America/New_York", { weeklyHours: on("sun", ["02:30", "05:00"]) }),
-      "2026-03-08T00:00:00Z", "2026-03-09T00:00:00Z",
+      "2026-03-08T00:00:00Z",
+      "2026-03-09T00:00:00Z",
       [["2026-03-08T07:30:00.000Z", "2026-03-08T03:30:00-04:00"]],
     ],
     [
       "an ambiguous fall-back opening takes the earlier instant",
       schedule("America/New_York", { weeklyHours: on("sun", ["01:30", "03:00"]) }),
-      "2026-11-01T00:00:00Z", "2026-11-02T00:00:00Z",
+      "2026-11-01T00:00:00Z",
+      "2026-11-02T00:00:00Z",
       [
         ["2026-11-01T05:30:00.000Z", "2026-11-01T01:30:00-04:00"],
         ["2026-11-01T06:30:00.000Z", "2026-11-01T01:30:00-05:00"],
@@ -66,7 +70,8 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "Asia/Kolkata, a half-hour offset",
       schedule("Asia/Kolkata", { weeklyHours: on("mon", ["09:00", "12:00"]) }),
-      "2026-11-22T00:00:00Z", "2026-11-24T00:00:00Z",
+      "2026-11-22T00:00:00Z",
+      "2026-11-24T00:00:00Z",
       [
         ["2026-11-23T03:30:00.000Z", "2026-11-23T09:00:00+05:30"],
         ["2026-11-23T04:30:00.000Z", "2026-11-23T10:00:00+05:30"],
@@ -76,7 +81,8 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "Australia/Lord_Howe, whose DST shift is 30 minutes",
       schedule("Australia/Lord_Howe", { weeklyHours: on("sun", ["00:00", "06:00"]) }),
-      "2026-10-03T00:00:00Z", "2026-10-04T12:00:00Z",
+      "2026-10-03T00:00:00Z",
+      "2026-10-04T12:00:00Z",
       [
         ["2026-10-03T13:30:00.000Z", "2026-10-04T00:00:00+10:30"],
         ["2026-10-03T14:30:00.000Z", "2026-10-04T01:00:00+10:30"],
@@ -88,7 +94,8 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "a closing time of 24:00 in UTC (offset +00:00, never Z)",
       schedule("UTC", { weeklyHours: on("mon", ["20:00", "24:00"]) }),
-      "2026-11-23T00:00:00Z", "2026-11-24T00:00:00Z",
+      "2026-11-23T00:00:00Z",
+      "2026-11-24T00:00:00Z",
       [
         ["2026-11-23T20:00:00.000Z", "2026-11-23T20:00:00+00:00"],
         ["2026-11-23T21:00:00.000Z", "2026-11-23T21:00:00+00:00"],
@@ -99,7 +106,8 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "a lunch gap, and a last slot that must fit before closing",
       schedule("America/New_York", { slotMinutes: 90, weeklyHours: on("mon", ["08:00", "12:00"], ["13:00", "16:00"]) }),
-      "2026-11-23T00:00:00Z", "2026-11-24T00:00:00Z",
+      "2026-11-23T00:00:00Z",
+      "2026-11-24T00:00:00Z",
       [
         ["2026-11-23T13:00:00.000Z", "2026-11-23T08:00:00-05:00"],
         ["2026-11-23T14:30:00.000Z", "2026-11-23T09:30:00-05:00"],
@@ -109,8 +117,12 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     ],
     [
       "a closed date has no slots",
-      schedule("America/New_York", { weeklyHours: { ...CLOSED_WEEK, wed: [["09:00", "11:00"]], thu: [["09:00", "11:00"]] }, closedDates: ["2026-11-26"] }),
-      "2026-11-25T00:00:00Z", "2026-11-28T00:00:00Z",
+      schedule("America/New_York", {
+        weeklyHours: { ...CLOSED_WEEK, wed: [["09:00", "11:00"]], thu: [["09:00", "11:00"]] },
+        closedDates: ["2026-11-26"],
+      }),
+      "2026-11-25T00:00:00Z",
+      "2026-11-28T00:00:00Z",
       [
         ["2026-11-25T14:00:00.000Z", "2026-11-25T09:00:00-05:00"],
         ["2026-11-25T15:00:00.000Z", "2026-11-25T10:00:00-05:00"],
@@ -119,7 +131,8 @@ describe("candidateSlots: exact instants across zones and DST", () => {
     [
       "a scan that starts mid-interval continues on the slot grid",
       schedule("UTC", { slotMinutes: 45, weeklyHours: on("mon", ["09:00", "12:00"]) }),
-      "2026-11-23T09:50:00Z", "2026-11-24T00:00:00Z",
+      "2026-11-23T09:50:00Z",
+      "2026-11-24T00:00:00Z",
       [
         ["2026-11-23T10:30:00.000Z", "2026-11-23T10:30:00+00:00"],
         ["2026-11-23T11:15:00.000Z", "2026-11-23T11:15:00+00:00"],
@@ -133,7 +146,16 @@ describe("candidateSlots: exact instants across zones and DST", () => {
 // Monday 2026-11-23, 07:00 in New York; office hours with a lunch break.
 const NOW = at("2026-11-23T12:00:00Z");
 const OFFICE = schedule("America/New_York", {
-  weeklyHours: { ...CLOSED_WEEK, mon: [["08:00", "12:00"], ["13:00", "17:00"]], tue: [["08:00", "17:00"]], wed: [["08:00", "17:00"]], thu: [["08:00", "17:00"]] },
+  weeklyHours: {
+    ...CLOSED_WEEK,
+    mon: [
+      ["08:00", "12:00"],
+      ["13:00", "17:00"],
+    ],
+    tue: [["08:00", "17:00"]],
+    wed: [["08:00", "17:00"]],
+    thu: [["08:00", "17:00"]],
+  },
   closedDates: ["2026-11-26"],
 });
 
@@ -160,10 +182,15 @@ describe("assessSlot: the reason", () => {
 
 describe("findBookable", () => {
   const query = (overrides: Partial<Parameters<typeof findBookable>[0]> = {}) =>
-    findBookable({ schedule: OFFICE, bookings: [], maxBookingMs: HOUR, now: NOW, from: NOW, limit: 100, ...overrides }).map((s) => [
-      new Date(s.start).toISOString(),
-      s.remaining,
-    ]);
+    findBookable({
+      schedule: OFFICE,
+      bookings: [],
+      maxBookingMs: HOUR,
+      now: NOW,
+      from: NOW,
+      limit: 100,
+      ...overrides,
+    }).map((s) => [new Date(s.start).toISOString(), s.remaining]);
 
   it("lifts an early `from` to now + notice and skips lunch", () => {
     expect(query({ limit: 4 })).toEqual([

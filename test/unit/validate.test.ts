@@ -6,7 +6,10 @@ import { createLeadBody } from "../../src/schemas/leads";
 const errorsOf = (schema: typeof createLeadBody | typeof createContactBody, input: Record<string, unknown>) => {
   const result = schema.safeParse(input);
   if (result.success) return [];
-  return toFieldErrors(result.error.issues, input, Object.keys(createLeadBody.shape)).map(({ path, code }) => ({ path, code }));
+  return toFieldErrors(result.error.issues, input, Object.keys(createLeadBody.shape)).map(({ path, code }) => ({
+    path,
+    code,
+  }));
 };
 
 describe("lead validation", () => {

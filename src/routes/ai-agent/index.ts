@@ -9,21 +9,31 @@ import { methodNotAllowed } from "../../http/method-not-allowed";
 import { ApiError } from "../../http/problem";
 import { validate } from "../../http/validate";
 import { toIso } from "../../lib/datetime";
+import { idempotency } from "../../middleware/idempotency";
+import { rateLimit } from "../../middleware/rate-limit";
 import { assessSlot, type Reason, remainingCounter, type SlotTimes, slotView } from "../../scheduling/slots";
 import { availableAppointmentsBody, bookingCheckBody, createIncidentBody } from "../../schemas/ai-agent";
 import { scanBookable } from "./scan";
-import { idempotency } from "../../middleware/idempotency";
-import { rateLimit } from "../../middleware/rate-limit";
 
 const ALTERNATIVES = 3;
 
 export const aiAgent = new Hono<AppEnv>()
-  .post("/available-appointments", rateLimit, jsonBody, validate("json", availableAppointmentsBody), idempotency, async (c) => {
-    const { dateTime, limit } = c.req.valid("json");
-    const { schedule } = c.var.org;
-    const { slots } = await scanBookable(c.var.db, c.var.org, Date.now(), dateTime, limit);
-    return c.json({ timeZone: schedule.timeZone, slots: slots.map((slot) => slotView(slot, schedule.timeZone)) }, 200);
-  })
+  .post(
+    "/available-appointments",
+    rateLimit,
+    jsonBody,
+    validate("json", availableAppointmentsBody),
+    idempotency,
+    async (c) => {
+      const { dateTime, limit } = c.req.valid("json");
+      const { schedule } = c.var.org;
+      const { slots } = await scanBookable(c.var.db, c.var.org, Date.now(), dateTime, limit);
+      return c.json(
+        { timeZone: schedule.timeZone, slots: slots.map((slot) => slotView(slot, schedule.timeZone)) },
+        200,
+      );
+    },
+  )
   .post("/is-booking-available", rateLimit, jsonBody, validate("json", bookingCheckBody), idempotency, async (c) => {
     const { dateTime } = c.req.valid("json");
     const { org } = c.var;
@@ -59,12 +69,23 @@ export const aiAgent = new Hono<AppEnv>()
       appointment: slotView({ ...bookedSlot, remaining: booked.remaining }, org.schedule.timeZone),
       createdAt: toIso(now),
     });
-    const booking = reason === null && slot ? await bookSlot(c.var.db, org, { clientName, insectName }, slot, now, respond(slot), c.var.heldKey) : null;
+    const booking =
+      reason === null && slot
+        ? await bookSlot(c.var.db, org, { clientName, insectName }, slot, now, respond(slot), c.var.heldKey)
+        : null;
     if (booking === null) {
       const { slots } = await scanBookable(c.var.db, org, now, dateTime + 1, ALTERNATIVES);
-      throw new ApiError(409, "slot_unavailable", "The slot at dateTime cannot be booked; see reason and alternatives", {
-        members: { reason: reason ?? "fully_booked", alternatives: slots.map((s) => slotView(s, org.schedule.timeZone)) },
-      });
+      throw new ApiError(
+        409,
+        "slot_unavailable",
+        "The slot at dateTime cannot be booked; see reason and alternatives",
+        {
+          members: {
+            reason: reason ?? "fully_booked",
+            alternatives: slots.map((s) => slotView(s, org.schedule.timeZone)),
+          },
+        },
+      );
     }
     return c.body(booking, 200, { "Content-Type": "application/json" });
   })

@@ -2,10 +2,18 @@
 // only those: the scan reads one window of bookings per round trip, sized for
 // about twice the slots asked for, and widens (×4) only if full slots leave
 // it short. So a call costs what it scans, not what the org has booked ever.
-import { bookingsOverlapping } from "../../db/incidents";
+
 import type { Db } from "../../db/client";
+import { bookingsOverlapping } from "../../db/incidents";
 import type { Org } from "../../env";
-import { type Booking, bookableWindow, candidateSlots, findBookable, type Slot, type SlotTimes } from "../../scheduling/slots";
+import {
+  type Booking,
+  bookableWindow,
+  candidateSlots,
+  findBookable,
+  type Slot,
+  type SlotTimes,
+} from "../../scheduling/slots";
 
 export interface ScanResult {
   slots: Slot[];
@@ -13,7 +21,14 @@ export interface ScanResult {
   covered: Booking[];
 }
 
-export async function scanBookable(db: Db, org: Org, now: number, from: number, limit: number, alsoCover: SlotTimes[] = []): Promise<ScanResult> {
+export async function scanBookable(
+  db: Db,
+  org: Org,
+  now: number,
+  from: number,
+  limit: number,
+  alsoCover: SlotTimes[] = [],
+): Promise<ScanResult> {
   const { schedule } = org;
   const horizon = bookableWindow(schedule, now);
   let cursor = Math.max(from, horizon.from);
@@ -31,7 +46,17 @@ export async function scanBookable(db: Db, org: Org, now: number, from: number, 
     // The alsoCover ranges ride along in the first round trip.
     const bookings = await bookingsOverlapping(db, org, covered === undefined ? [...window, ...alsoCover] : window);
     covered ??= bookings;
-    slots.push(...findBookable({ schedule, bookings, maxBookingMs: org.maxBookingMs, now, from: cursor, until, limit: limit - slots.length }));
+    slots.push(
+      ...findBookable({
+        schedule,
+        bookings,
+        maxBookingMs: org.maxBookingMs,
+        now,
+        from: cursor,
+        until,
+        limit: limit - slots.length,
+      }),
+    );
     if (window.length === 0) break;
     cursor = until;
     windowSlots *= 4;
