@@ -2,8 +2,8 @@
 // the admin CLI uses, and talks to the worker only over fetch.
 import { env, SELF } from "cloudflare:test";
 import { accounts } from "../drizzle/schema";
-import { createOrg } from "../src/cli/orgs-and-keys";
 import { createDb } from "../src/db/client";
+import { createOrg } from "../src/db/orgs";
 import { newId } from "../src/lib/ids";
 
 export { isProblem } from "./read-response";
@@ -17,7 +17,7 @@ export interface Tenant {
 }
 
 export async function newTenant(name = "Test Org"): Promise<Tenant> {
-  return createOrg(db(), name, "UTC");
+  return createOrg(db(), { name, timeZone: "UTC" });
 }
 
 export interface CallOptions {

@@ -1,13 +1,10 @@
 // The admin CLI of contract section 6: `npm run admin -- <command> [flags]`.
 // With --json, stdout carries exactly one JSON object; messages go to stderr.
 import { parseArgs } from "node:util";
-import { createDb, type Db } from "../db/client";
-import { importAccounts } from "./accounts-import";
-import { connect, type Target } from "./connect";
-import { seedDemo } from "./demo";
+import { createDb } from "../db/client";
+import { connect, type Target } from "../db/connect";
+import { COMMANDS } from "./commands";
 import { CliError } from "./errors";
-import { createKey, createOrg, listKeys, revokeKey } from "./orgs-and-keys";
-import { setSchedule, showSchedule } from "./schedule";
 
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
 
@@ -20,27 +17,6 @@ Commands:
   schedule set --org ORG --file F             set the org's schedule from a JSON document
   schedule show --org ORG                     print the org's schedule
   demo seed                                   seed the demo org (local state only)`;
-
-type Flags = Record<string, string | boolean | undefined>;
-type Command = (db: Db, flags: Flags) => Promise<object>;
-
-const required = (flags: Flags, name: string): string => {
-  const value = flags[name];
-  if (typeof value !== "string" || value.trim() === "") throw new CliError(`--${name} is required`);
-  return value.trim();
-};
-
-const COMMANDS: Record<string, Command> = {
-  "org create": (db, f) =>
-    createOrg(db, required(f, "name"), typeof f["time-zone"] === "string" ? f["time-zone"] : "UTC"),
-  "key create": (db, f) => createKey(db, required(f, "org")),
-  "key revoke": (db, f) => revokeKey(db, required(f, "org"), required(f, "key")),
-  "key list": (db, f) => listKeys(db, required(f, "org")),
-  "accounts import": (db, f) => importAccounts(db, required(f, "org"), required(f, "file")),
-  "schedule set": (db, f) => setSchedule(db, required(f, "org"), required(f, "file")),
-  "schedule show": (db, f) => showSchedule(db, required(f, "org")),
-  "demo seed": (db) => seedDemo(db),
-};
 
 async function main(argv: string[]): Promise<number> {
   const { values: flags, positionals } = parseArgs({

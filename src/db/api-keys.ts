@@ -1,5 +1,8 @@
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { apiKeys, orgs } from "../../drizzle/schema";
+import { generateApiKey, hashApiKey } from "../lib/api-keys";
+import { toIsoOrNull } from "../lib/datetime";
+import { newId } from "../lib/ids";
 import type { Db } from "./client";
 
 /**
@@ -30,4 +33,46 @@ export async function touchKey(db: Db, keyId: string, now: number, resolutionMs:
     .update(apiKeys)
     .set({ lastUsedAt: now })
     .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, now - resolutionMs))));
+}
+
+/** Another key of the org (shown once), or null when the org does not exist. */
+export async function createKey(db: Db, orgId: string, now = Date.now()) {
+  const keyId = newId("key", now);
+  const apiKey = generateApiKey();
+  const keyHash = await hashApiKey(apiKey);
+  // Conditional on the org existing: one statement, nothing written otherwise.
+  const result = await db.run(sql`
+    INSERT INTO ${apiKeys} (id, org_id, key_hash, created_at)
+    SELECT ${keyId}, ${orgId}, ${keyHash}, ${now} WHERE EXISTS (SELECT 1 FROM ${orgs} WHERE ${orgs.id} = ${orgId})`);
+  return result.meta.changes === 1 ? { keyId, apiKey } : null;
+}
+
+/** Revokes a key of the org (revoking a revoked key is not an error); null when the org has no such key. */
+export async function revokeKey(db: Db, orgId: string, keyId: string, now = Date.now()) {
+  const ofOrg = and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId));
+  const [, [key]] = await db.batch([
+    db
+      .update(apiKeys)
+      .set({ revokedAt: now })
+      .where(and(ofOrg, isNull(apiKeys.revokedAt))),
+    db.select({ id: apiKeys.id }).from(apiKeys).where(ofOrg),
+  ]);
+  return key ? { keyId, revoked: true as const } : null;
+}
+
+/** The org's keys, never their hashes; null when the org does not exist. */
+export async function listKeys(db: Db, orgId: string) {
+  const [[org], keys] = await db.batch([
+    db.select({ id: orgs.id }).from(orgs).where(eq(orgs.id, orgId)),
+    db.select().from(apiKeys).where(eq(apiKeys.orgId, orgId)).orderBy(apiKeys.createdAt, apiKeys.id),
+  ]);
+  if (!org) return null;
+  return {
+    keys: keys.map((k) => ({
+      keyId: k.id,
+      createdAt: toIsoOrNull(k.createdAt),
+      revokedAt: toIsoOrNull(k.revokedAt),
+      lastUsedAt: toIsoOrNull(k.lastUsedAt),
+    })),
+  };
 }

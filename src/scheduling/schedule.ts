@@ -127,7 +127,9 @@ export const scheduleDocument = z.strictObject({
     .optional(),
 });
 
-export function resolveDocument(document: z.output<typeof scheduleDocument>, currentTimeZone: string): Schedule {
+export type ScheduleDocument = z.output<typeof scheduleDocument>;
+
+export function resolveDocument(document: ScheduleDocument, currentTimeZone: string): Schedule {
   const weeklyHours = document.weeklyHours
     ? (Object.fromEntries(WEEKDAYS.map((day) => [day, document.weeklyHours?.[day] ?? []])) as Record<
         Weekday,

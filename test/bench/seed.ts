@@ -4,10 +4,9 @@
 // a heavy org with 100,000 contacts and 20,000 bookings spread over a year,
 // and an empty org with the same schedule.
 import { accounts, contacts, incidents } from "../../drizzle/schema";
-import { connect } from "../../src/cli/connect";
-import { createOrg } from "../../src/cli/orgs-and-keys";
-import { storeSchedule } from "../../src/cli/schedule";
 import { createDb, type Db } from "../../src/db/client";
+import { connect } from "../../src/db/connect";
+import { createOrg, storeSchedule } from "../../src/db/orgs";
 import { newId } from "../../src/lib/ids";
 import { candidateSlots } from "../../src/scheduling/slots";
 
@@ -50,7 +49,7 @@ async function bulkInsert(db: Db, table: string, columns: string[], orgId: strin
 const col = <K extends string>(table: Record<K, { name: string }>, names: K[]) => names.map((name) => table[name].name);
 
 async function newOrg(db: Db, name: string, accountCount: number, now: number): Promise<BenchOrg> {
-  const { orgId, apiKey } = await createOrg(db, name, BENCH_SCHEDULE.timeZone, now);
+  const { orgId, apiKey } = await createOrg(db, { name, timeZone: BENCH_SCHEDULE.timeZone, now });
   await storeSchedule(db, orgId, BENCH_SCHEDULE);
   const rows = Array.from({ length: accountCount }, (_, i) => [
     newId("acct", now),

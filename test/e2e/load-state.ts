@@ -3,13 +3,12 @@
 // that `wrangler dev` serves): orgs provisioned with the CLI's own functions
 // in one process (a CLI process per command costs ~4 s here), and, after the
 // run, the rows themselves, read straight from D1 rather than through the API.
-import fs from "node:fs";
-import path from "node:path";
-import { importAccounts } from "../../src/cli/accounts-import";
-import { connect } from "../../src/cli/connect";
-import { createOrg } from "../../src/cli/orgs-and-keys";
-import { parseScheduleFile, storeSchedule } from "../../src/cli/schedule";
+import { insertAccounts } from "../../src/db/accounts";
 import { createDb } from "../../src/db/client";
+import { connect } from "../../src/db/connect";
+import { createOrg, storeSchedule } from "../../src/db/orgs";
+import { scheduleDocument } from "../../src/scheduling/schedule";
+import { importAccount } from "../../src/schemas/accounts";
 
 /** The platform proxy runs in this process: keep wrangler's telemetry and Request.cf fetch off here too. */
 function local(stateDir: string) {
@@ -46,16 +45,10 @@ export async function provisionOrgs(stateDir: string, count: number): Promise<Lo
     const orgs: LoadOrg[] = [];
     for (let i = 0; i < count; i++) {
       const capacity = 1 + (i % 3);
-      const { orgId, apiKey } = await createOrg(db, `Load ${i}`, "UTC");
-      const scheduleFile = path.join(stateDir, `schedule-${i}.json`);
-      fs.writeFileSync(scheduleFile, JSON.stringify(scheduleOf(capacity)));
-      await storeSchedule(db, orgId, parseScheduleFile(fs.readFileSync(scheduleFile, "utf8"), scheduleFile));
-      const accountsFile = path.join(stateDir, `accounts-${i}.json`);
-      fs.writeFileSync(
-        accountsFile,
-        JSON.stringify([0, 1, 2].map((n) => ({ name: `Load Customer ${i}-${n}`, city: "Springfield" }))),
-      );
-      const { accounts } = await importAccounts(db, orgId, accountsFile);
+      const { orgId, apiKey } = await createOrg(db, { name: `Load ${i}`, timeZone: "UTC" });
+      await storeSchedule(db, orgId, scheduleDocument.parse(scheduleOf(capacity)));
+      const rows = [0, 1, 2].map((n) => importAccount.parse({ name: `Load Customer ${i}-${n}`, city: "Springfield" }));
+      const { accounts } = (await insertAccounts(db, orgId, rows))!;
       orgs.push({ orgId, apiKey, capacity, accounts });
     }
     return orgs;

@@ -5,7 +5,7 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import fc from "fast-check";
 import { expect } from "vitest";
 import app from "../../src/app";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";
 import { isProblem, type ReadResponse, readResponse } from "../read-response";
 import { OPEN_ALWAYS } from "../schedules";

@@ -3,8 +3,8 @@
 // whole hour so that the expectations hold whatever the day and hour of the run.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { createKey } from "../../src/cli/orgs-and-keys";
-import { storeSchedule } from "../../src/cli/schedule";
+import { createKey } from "../../src/db/api-keys";
+import { storeSchedule } from "../../src/db/orgs";
 import { type Interval, WEEKDAYS, type Weekday } from "../../src/scheduling/schedule";
 import { addAccount, call, db, isProblem, newTenant, type Tenant } from "../helpers";
 import { everyDay } from "../schedules";
@@ -53,7 +53,7 @@ const setSchedule = (tenant: Tenant, document: ScheduleDocument = {}) =>
  */
 async function rescheduled(tenant: Tenant, document: ScheduleDocument) {
   await setSchedule(tenant, document);
-  return { ...tenant, apiKey: (await createKey(db(), tenant.orgId)).apiKey };
+  return { ...tenant, apiKey: (await createKey(db(), tenant.orgId))!.apiKey };
 }
 
 async function tenantWith(document: ScheduleDocument = {}, name?: string) {

@@ -7,8 +7,8 @@
 // same body and the same header names, so no answer tells whether a key or an
 // org exists. A revoked key stops working within the isolate cache's bound.
 import { beforeAll, describe, expect, it } from "vitest";
-import { createKey, revokeKey } from "../../src/cli/orgs-and-keys";
-import { storeSchedule } from "../../src/cli/schedule";
+import { createKey, revokeKey } from "../../src/db/api-keys";
+import { storeSchedule } from "../../src/db/orgs";
 import { AUTH_CACHE_TTL_MS } from "../../src/middleware/auth";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";
 import { expectProblem, type ReadResponse } from "../read-response";
@@ -29,7 +29,7 @@ beforeAll(async () => {
   b = await newTenant("Auth matrix B");
   await storeSchedule(db(), a.orgId, { timeZone: "UTC", minNoticeMinutes: 0, weeklyHours: OPEN_ALWAYS });
   accountId = (await addAccount(a, "Auth Account")).id;
-  const second = await createKey(db(), a.orgId);
+  const second = (await createKey(db(), a.orgId))!;
   await revokeKey(db(), a.orgId, second.keyId);
   revoked = { ...a, apiKey: second.apiKey, keyId: second.keyId };
   // One reference answer per group, from the plainest request of each.
@@ -435,7 +435,7 @@ describe(`authentication matrix: ${CREDENTIALS.length} credentials × ${REFUSING
 describe("revocation", () => {
   it(`stops a key on every endpoint within the isolate cache bound (${AUTH_CACHE_TTL_MS} ms)`, async () => {
     const tenant = await newTenant("Revoked soon");
-    const fresh = await createKey(db(), tenant.orgId);
+    const fresh = (await createKey(db(), tenant.orgId))!;
     const headers = Object.entries(credentialsOf({ ...tenant, apiKey: fresh.apiKey })) as HeaderList;
     // Used on every endpoint first, so that every cache that could hold it does.
     for (const [endpoint, send] of ENDPOINTS) expect((await send(headers, "")).status, endpoint).not.toBe(401);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createKey, revokeKey } from "../../src/cli/orgs-and-keys";
+import { createKey, revokeKey } from "../../src/db/api-keys";
 import { AUTH_CACHE_TTL_MS } from "../../src/middleware/auth";
 import { call, db, isProblem, newTenant, type Tenant } from "../helpers";
 
@@ -69,7 +69,7 @@ describe("authentication", () => {
   });
 
   it("honours several keys per org and stops a revoked one within the isolate's cache bound", async () => {
-    const second = await createKey(db(), a.orgId);
+    const second = (await createKey(db(), a.orgId))!;
     const withSecond = { ...a, apiKey: second.apiKey };
     expect((await call(withSecond, "/api/v1/contacts")).status).toBe(200);
     await revokeKey(db(), a.orgId, second.keyId);

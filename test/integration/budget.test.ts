@@ -7,8 +7,8 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "../../drizzle/schema";
 import app from "../../src/app";
-import { createKey } from "../../src/cli/orgs-and-keys";
-import { storeSchedule } from "../../src/cli/schedule";
+import { createKey } from "../../src/db/api-keys";
+import { storeSchedule } from "../../src/db/orgs";
 import { type Recorder, type RoundTrip, recordingD1, type Statement } from "../d1-recorder";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";
 import { OPEN_ALWAYS } from "../schedules";
@@ -86,7 +86,7 @@ describe("D1 budget per request", () => {
     const request = () =>
       [typeof path === "function" ? path() : path, typeof body === "function" ? body() : body] as const;
     // A key this isolate has never verified, used within the minute (so its last-use hint is not due).
-    const { apiKey, keyId } = await createKey(db(), tenant.orgId);
+    const { apiKey, keyId } = (await createKey(db(), tenant.orgId))!;
     await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, keyId));
 
     const cold = recordingD1(env.DB);

@@ -3,7 +3,7 @@
 // is-booking-available says available ⇔ create-incident at it succeeds.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { call, db, newTenant, type Tenant } from "../helpers";
 import { weeklyHours, ZONES } from "../schedule-arbitraries";
 

@@ -11,8 +11,8 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { apiKeys } from "../../drizzle/schema";
 import app from "../../src/app";
-import { storeSchedule } from "../../src/cli/schedule";
 import { ABANDONED_CLAIM_MS } from "../../src/db/idempotency";
+import { storeSchedule } from "../../src/db/orgs";
 import {
   D1_RETRYABLE,
   d1Error,

@@ -6,8 +6,8 @@
 import { createExecutionContext, env, SELF, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { storeSchedule } from "../../src/cli/schedule";
 import { purgeExpiredKeys } from "../../src/db/idempotency";
+import { storeSchedule } from "../../src/db/orgs";
 import type { Bindings } from "../../src/env";
 import worker from "../../src/index";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";

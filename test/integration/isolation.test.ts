@@ -10,7 +10,7 @@
 // random tag) appears in any answer, while its rows stay exactly as they were.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";
 import { expectProblem, type ReadResponse } from "../read-response";
 import { OPEN_ALWAYS } from "../schedules";

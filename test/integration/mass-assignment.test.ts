@@ -10,7 +10,7 @@ import { env } from "cloudflare:test";
 import { getTableColumns } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../drizzle/schema";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";
 import { expectProblem, type ReadResponse } from "../read-response";
 import { OPEN_ALWAYS } from "../schedules";

@@ -6,7 +6,7 @@ import { SELF } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { createLeadBody } from "../../src/schemas/leads";
 import { addAccount, call, db, newTenant, type Tenant } from "../helpers";
 import { OPEN_ALWAYS } from "../schedules";

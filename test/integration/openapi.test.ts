@@ -3,7 +3,7 @@
 import { SELF } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import * as schemas from "../../src/schemas/responses";
 import { addAccount, call, db, newTenant, type Tenant } from "../helpers";
 import { OPEN_ALWAYS } from "../schedules";

@@ -6,7 +6,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";
 import { expectProblem, type ReadResponse, readResponse } from "../read-response";
 import { OPEN_ALWAYS } from "../schedules";

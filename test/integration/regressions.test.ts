@@ -2,7 +2,7 @@
 import { createExecutionContext, env, SELF } from "cloudflare:test";
 import { beforeAll, expect, it } from "vitest";
 import app from "../../src/app";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { db, newTenant, type Tenant } from "../helpers";
 import { OPEN_ALWAYS } from "../schedules";
 import { credentialsOf, mcpCall, request, slotIn, toolAnswer } from "../security-helpers";

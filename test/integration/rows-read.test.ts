@@ -4,7 +4,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import app from "../../src/app";
-import { storeSchedule } from "../../src/cli/schedule";
+import { storeSchedule } from "../../src/db/orgs";
 import { newId } from "../../src/lib/ids";
 import { type Recorder, type RoundTrip, recordingD1 } from "../d1-recorder";
 import { addAccount, db, newTenant, type Tenant } from "../helpers";

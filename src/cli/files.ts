@@ -1,74 +1,45 @@
-// `accounts import`: the whole file is read and validated first; then every
-// row goes to D1 in one atomic batch of multi-row INSERTs, each carrying its
-// rows as a single JSON parameter (D1 allows only 100 bound parameters per
-// statement, so one parameter per value would mean one statement per 5 rows).
+// The operator's files: read and validated whole before anything is written.
 import { readFile } from "node:fs/promises";
-import { accounts } from "../../drizzle/schema";
-import type { Db } from "../db/client";
 import { toFieldErrors } from "../http/validate";
 import { parseCsv } from "../lib/csv";
-import { newId } from "../lib/ids";
+import { type ScheduleDocument, scheduleDocument } from "../scheduling/schedule";
 import { importAccount, type NewAccount } from "../schemas/accounts";
 import { CliError } from "./errors";
-import { assertOrgExists } from "./orgs-and-keys";
 
-// D1 caps a single value at 2 MB; 500 rows at every field's maximum length
-// (about 2.7 KB of JSON each) stay well under it.
-const ROWS_PER_STATEMENT = 500;
 const MAX_REPORTED_ERRORS = 20;
 
-export async function importAccounts(db: Db, orgId: string, file: string, now = Date.now()) {
-  const rows = parseAccounts(await readFileText(file), file);
-  await assertOrgExists(db, orgId);
-  const stored = rows.map((account) => ({
-    ...account,
-    id: newId("acct", now),
-    nameLower: account.name.toLowerCase(),
-    createdAt: now,
-    updatedAt: now,
-  }));
-  const statements: D1PreparedStatement[] = [];
-  for (let i = 0; i < stored.length; i += ROWS_PER_STATEMENT) {
-    statements.push(insertChunk(db, orgId, stored.slice(i, i + ROWS_PER_STATEMENT)));
-  }
-  if (statements.length > 0) await db.$client.batch(statements);
-  return { imported: stored.length, accounts: stored.map(({ id, name }) => ({ id, name })) };
-}
-
-const COLUMNS = [
-  "id",
-  "name",
-  "nameLower",
-  "accountType",
-  "email",
-  "mobilePhone",
-  "businessPhone",
-  "buildingLocation",
-  "street1",
-  "street2",
-  "city",
-  "postalCode",
-  "state",
-  "country",
-  "createdAt",
-  "updatedAt",
-] as const;
-const INSERT_FROM_JSON = `INSERT INTO accounts (org_id, ${COLUMNS.map((c) => accounts[c].name).join(", ")})
-  SELECT ?1, ${COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?2)`;
-
-type StoredAccount = NewAccount & { id: string; nameLower: string; createdAt: number; updatedAt: number };
-
-function insertChunk(db: Db, orgId: string, rows: StoredAccount[]): D1PreparedStatement {
-  const json = JSON.stringify(rows.map((row) => COLUMNS.map((column) => row[column])));
-  return db.$client.prepare(INSERT_FROM_JSON).bind(orgId, json);
-}
-
-async function readFileText(file: string): Promise<string> {
+async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (error) {
     throw new CliError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "error"}`);
   }
+}
+
+/** A `schedule set` document (contract 5.1), or a CliError listing every problem. */
+export async function parseScheduleFile(file: string): Promise<ScheduleDocument> {
+  const text = await readText(file);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new CliError(`${file} is not valid JSON`);
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    throw new CliError(`${file} must hold one schedule object`);
+  }
+  const result = scheduleDocument.safeParse(json);
+  if (!result.success) {
+    const problems = toFieldErrors(result.error.issues, json, Object.keys(scheduleDocument.shape)).map(
+      (e) => `${e.path || "(schedule)"}: ${e.message}`,
+    );
+    throw new CliError(`${file}: invalid schedule, nothing stored:\n  ${problems.join("\n  ")}`);
+  }
+  return result.data;
+}
+
+export async function parseAccountsFile(file: string): Promise<NewAccount[]> {
+  return parseAccounts(await readText(file), file);
 }
 
 /** Validated accounts of a .json or .csv file, or a CliError listing the bad rows. */
@@ -90,7 +61,6 @@ export function parseAccounts(text: string, file: string): NewAccount[] {
   }
   return valid;
 }
-
 function jsonRecords(text: string): unknown[] {
   let parsed: unknown;
   try {

@@ -1,9 +1,10 @@
 // The demo organisation of contract section 6, seeded idempotently by
-// `npm run dev`. Its credentials are public, so it exists only in local state.
-import { sql } from "drizzle-orm";
+// `npm run dev`. Its credentials are public, so it exists only in local state
+// (the CLI refuses to seed it with --remote).
+import { count, eq } from "drizzle-orm";
 import { accounts, apiKeys, orgs } from "../../drizzle/schema";
-import type { Db } from "../db/client";
 import { hashApiKey } from "../lib/api-keys";
+import type { Db } from "./client";
 
 export const DEMO = {
   orgId: "org_demo",
@@ -53,7 +54,7 @@ const DEMO_ACCOUNTS = [
 
 export async function seedDemo(db: Db, now = Date.now()) {
   const keyHash = await hashApiKey(DEMO.apiKey);
-  await db.batch([
+  const [, , , [seeded]] = await db.batch([
     db
       .insert(orgs)
       .values({ id: DEMO.orgId, name: "Demo Pest Control", timeZone: DEMO.timeZone, createdAt: now })
@@ -71,7 +72,7 @@ export async function seedDemo(db: Db, now = Date.now()) {
         })),
       )
       .onConflictDoNothing(),
+    db.select({ n: count() }).from(accounts).where(eq(accounts.orgId, DEMO.orgId)),
   ]);
-  const [count] = await db.all<{ n: number }>(sql`SELECT count(*) AS n FROM ${accounts} WHERE org_id = ${DEMO.orgId}`);
-  return { orgId: DEMO.orgId, apiKey: DEMO.apiKey, accounts: count?.n ?? 0 };
+  return { orgId: DEMO.orgId, apiKey: DEMO.apiKey, accounts: seeded?.n ?? 0 };
 }

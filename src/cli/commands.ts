@@ -1,0 +1,63 @@
+// The commands of the admin CLI (contract 6): each checks the operator's
+// input, calls src/db, and turns a null (no such org or key) into a CliError.
+import { insertAccounts } from "../db/accounts";
+import { createKey, listKeys, revokeKey } from "../db/api-keys";
+import type { Db } from "../db/client";
+import { seedDemo } from "../db/demo";
+import { createOrg, getSchedule, storeSchedule } from "../db/orgs";
+import { isTimeZone } from "../scheduling/schedule";
+import { CliError } from "./errors";
+import { parseAccountsFile, parseScheduleFile } from "./files";
+
+export type Flags = Record<string, string | boolean | undefined>;
+type Command = (db: Db, flags: Flags) => Promise<object>;
+
+const required = (flags: Flags, name: string): string => {
+  const value = flags[name];
+  if (typeof value !== "string" || value.trim() === "") throw new CliError(`--${name} is required`);
+  return value.trim();
+};
+
+/** `value`, or the CLI's error when the database found nothing. */
+function found<T>(value: T | null, message: string): T {
+  if (value === null) throw new CliError(message);
+  return value;
+}
+
+const unknownOrg = (flags: Flags) => `unknown org: ${required(flags, "org")}`;
+
+/** The one time-zone check of the CLI (org create), the same one `schedule set` applies. */
+export function checkTimeZone(timeZone: string): string {
+  if (!isTimeZone(timeZone)) throw new CliError(`unknown IANA time zone: ${timeZone}`);
+  return timeZone;
+}
+
+function orgName(flags: Flags): string {
+  const name = required(flags, "name");
+  if (name.length > 200) throw new CliError("--name must be 1 to 200 characters");
+  return name;
+}
+
+export const COMMANDS: Record<string, Command> = {
+  "org create": (db, f) => {
+    const timeZone = checkTimeZone(typeof f["time-zone"] === "string" ? f["time-zone"] : "UTC");
+    return createOrg(db, { name: orgName(f), timeZone });
+  },
+  "key create": async (db, f) => found(await createKey(db, required(f, "org")), unknownOrg(f)),
+  "key revoke": async (db, f) =>
+    found(
+      await revokeKey(db, required(f, "org"), required(f, "key")),
+      `org ${required(f, "org")} has no key ${required(f, "key")}`,
+    ),
+  "key list": async (db, f) => found(await listKeys(db, required(f, "org")), unknownOrg(f)),
+  "accounts import": async (db, f) => {
+    const rows = await parseAccountsFile(required(f, "file"));
+    return found(await insertAccounts(db, required(f, "org"), rows), unknownOrg(f));
+  },
+  "schedule set": async (db, f) => {
+    const document = await parseScheduleFile(required(f, "file"));
+    return found(await storeSchedule(db, required(f, "org"), document), unknownOrg(f));
+  },
+  "schedule show": async (db, f) => found(await getSchedule(db, required(f, "org")), unknownOrg(f)),
+  "demo seed": (db) => seedDemo(db),
+};

@@ -1,0 +1,56 @@
+// Organisations and their schedules (contract 6). Functions return a value, or
+// null when the org does not exist; the admin CLI turns null into its error.
+import { eq, sql } from "drizzle-orm";
+import { apiKeys, orgs } from "../../drizzle/schema";
+import { generateApiKey, hashApiKey } from "../lib/api-keys";
+import { newId } from "../lib/ids";
+import { resolveDocument, type Schedule, type ScheduleDocument, scheduleOf } from "../scheduling/schedule";
+import type { Db } from "./client";
+
+export interface NewOrg {
+  name: string;
+  /** An IANA zone (the caller checks it with isTimeZone). */
+  timeZone: string;
+  now?: number;
+}
+
+/** A new org and its first key, written together; the key is returned once, only its hash is stored. */
+export async function createOrg(db: Db, { name, timeZone, now = Date.now() }: NewOrg) {
+  const orgId = newId("org", now);
+  const keyId = newId("key", now);
+  const apiKey = generateApiKey();
+  await db.batch([
+    db.insert(orgs).values({ id: orgId, name, timeZone, createdAt: now }),
+    db.insert(apiKeys).values({ id: keyId, orgId, keyHash: await hashApiKey(apiKey), createdAt: now }),
+  ]);
+  return { orgId, keyId, apiKey };
+}
+
+export async function orgExists(db: Db, orgId: string): Promise<boolean> {
+  const [org] = await db.select({ id: orgs.id }).from(orgs).where(eq(orgs.id, orgId));
+  return org !== undefined;
+}
+
+export async function getSchedule(db: Db, orgId: string): Promise<Schedule | null> {
+  const [org] = await db
+    .select({ timeZone: orgs.timeZone, schedule: orgs.schedule })
+    .from(orgs)
+    .where(eq(orgs.id, orgId));
+  return org ? scheduleOf(org.timeZone, org.schedule) : null;
+}
+
+/** Stores a validated document in one statement; members it leaves out take their defaults, except the zone, which is kept. */
+export async function storeSchedule(db: Db, orgId: string, document: ScheduleDocument): Promise<Schedule | null> {
+  const { timeZone: _ignored, ...stored } = resolveDocument(document, "UTC");
+  const [org] = await db
+    .update(orgs)
+    .set({
+      ...(document.timeZone ? { timeZone: document.timeZone } : {}),
+      schedule: stored,
+      // Only grows: bookings made under a longer slot length still count.
+      maxSlotMinutes: sql`max(${orgs.maxSlotMinutes}, ${stored.slotMinutes})`,
+    })
+    .where(eq(orgs.id, orgId))
+    .returning({ timeZone: orgs.timeZone });
+  return org ? scheduleOf(org.timeZone, stored) : null;
+}
