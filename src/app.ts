@@ -5,13 +5,11 @@ import { auth } from "./middleware/auth";
 import { database } from "./middleware/database";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
-import { accounts } from "./routes/accounts";
-import { aiAgent } from "./routes/ai-agent";
-import { contacts } from "./routes/contacts";
+import { OPERATIONS } from "./routes";
 import { docs } from "./routes/docs";
 import { health } from "./routes/health";
-import { leads } from "./routes/leads";
 import { mcpRoutes } from "./routes/mcp";
+import { mountOperations } from "./routes/operation";
 
 const app = new Hono<AppEnv>();
 
@@ -24,16 +22,13 @@ app.route("/", docs);
 // unauthenticated caller learns nothing, not even which paths exist.
 app.use("/api/v1/*", auth);
 app.use("/mcp", auth);
-app.route("/api/v1/leads", leads);
-app.route("/api/v1/contacts", contacts);
-app.route("/api/v1/accounts", accounts);
-app.route("/api/v1/ai-agent", aiAgent);
+mountOperations(app, OPERATIONS);
 app.route(
   "/mcp",
   mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
 );
 
-app.notFound((c) => problemResponse(c, new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`)));
+app.notFound((c) => problemResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`)));
 app.onError(renderError);
 
 export default app;

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { accounts } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
@@ -25,26 +25,16 @@ export function accountView({ orgId: _org, nameLower: _lower, ...account }: Acco
 // carries its rows as one JSON parameter; D1 caps a value at 2 MB, and 500
 // rows at every field's maximum length (about 2.7 KB of JSON each) fit.
 const ROWS_PER_STATEMENT = 500;
-const COLUMNS = [
-  "id",
-  "name",
-  "nameLower",
-  "accountType",
-  "email",
-  "mobilePhone",
-  "businessPhone",
-  "buildingLocation",
-  "street1",
-  "street2",
-  "city",
-  "postalCode",
-  "state",
-  "country",
-  "createdAt",
-  "updatedAt",
-] as const;
-const COLUMN_NAMES = sql.raw(COLUMNS.map((c) => accounts[c].name).join(", "));
-const FROM_JSON = sql.raw(COLUMNS.map((_, i) => `value ->> ${i}`).join(", "));
+// Every column but org_id (a parameter of its own), in table order.
+const COLUMNS = Object.keys(getTableColumns(accounts)).filter((key) => key !== "orgId") as (keyof AccountRow)[];
+
+/** INSERT … SELECT of the rows of a JSON array of arrays (in COLUMNS order), one row per element. */
+function insertFromJson(db: Db, orgId: string, rows: unknown[][]) {
+  const values = Object.keys(getTableColumns(accounts)).map((key) =>
+    key === "orgId" ? sql`${orgId}` : sql.raw(`value ->> ${COLUMNS.indexOf(key as keyof AccountRow)}`),
+  );
+  return db.insert(accounts).select(sql`SELECT ${sql.join(values, sql`, `)} FROM json_each(${JSON.stringify(rows)})`);
+}
 
 /**
  * Inserts validated accounts in one atomic batch of multi-row INSERTs (all or
@@ -55,18 +45,15 @@ export async function insertAccounts(db: Db, orgId: string, rows: NewAccount[], 
   const stored = rows.map((account) => ({
     ...account,
     id: newId("acct", now),
+    orgId,
     nameLower: account.name.toLowerCase(),
     createdAt: now,
     updatedAt: now,
   }));
   const statements = [];
   for (let i = 0; i < stored.length; i += ROWS_PER_STATEMENT) {
-    const json = JSON.stringify(stored.slice(i, i + ROWS_PER_STATEMENT).map((row) => COLUMNS.map((c) => row[c])));
-    statements.push(
-      db.run(
-        sql`INSERT INTO ${accounts} (org_id, ${COLUMN_NAMES}) SELECT ${orgId}, ${FROM_JSON} FROM json_each(${json})`,
-      ),
-    );
+    const chunk = stored.slice(i, i + ROWS_PER_STATEMENT).map((row) => COLUMNS.map((c) => row[c]));
+    statements.push(insertFromJson(db, orgId, chunk));
   }
   const [first, ...rest] = statements;
   if (first) await db.batch([first, ...rest]);

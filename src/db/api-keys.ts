@@ -1,9 +1,9 @@
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, exists, isNull, lt, or } from "drizzle-orm";
 import { apiKeys, orgs } from "../../drizzle/schema";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
 import { toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import type { Db } from "./client";
+import { type Db, inColumnOrder, insertWhere } from "./client";
 
 /**
  * The active (not revoked) key with this hash, if any, with what every request
@@ -41,9 +41,13 @@ export async function createKey(db: Db, orgId: string, now = Date.now()) {
   const apiKey = generateApiKey();
   const keyHash = await hashApiKey(apiKey);
   // Conditional on the org existing: one statement, nothing written otherwise.
-  const result = await db.run(sql`
-    INSERT INTO ${apiKeys} (id, org_id, key_hash, created_at)
-    SELECT ${keyId}, ${orgId}, ${keyHash}, ${now} WHERE EXISTS (SELECT 1 FROM ${orgs} WHERE ${orgs.id} = ${orgId})`);
+  const row = inColumnOrder(apiKeys, { id: keyId, orgId, keyHash, createdAt: now });
+  const result = await insertWhere(
+    db,
+    apiKeys,
+    row,
+    exists(db.select({ id: orgs.id }).from(orgs).where(eq(orgs.id, orgId))),
+  );
   return result.meta.changes === 1 ? { keyId, apiKey } : null;
 }
 

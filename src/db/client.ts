@@ -1,11 +1,11 @@
-import { getTableColumns, getTableName, type Table } from "drizzle-orm";
+import { getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 
 /** What queries need of D1: a binding or a session of it (the Sessions API). */
 export type D1Client = Pick<D1Database, "prepare" | "batch">;
 
-/** Drizzle over D1; `$client` is the binding or session itself, for batches of raw SQL (drizzle cannot batch those). */
-export type Db = DrizzleD1Database & { $client: D1Client };
+export type Db = DrizzleD1Database;
 
 export const createDb = (d1: D1Client): Db => drizzle(d1 as D1Database);
 
@@ -16,16 +16,17 @@ export function inColumnOrder<T extends Table>(table: T, values: Partial<T["$inf
   ) as T["$inferSelect"];
 }
 
-/** An INSERT of `row` as a raw statement, for a batch; with `where`, it is INSERT … SELECT … WHERE that condition. */
-export function insertStatement<T extends Table>(
-  d1: D1Client,
-  table: T,
-  row: T["$inferSelect"],
-  where?: { sql: string; params: unknown[] },
-) {
-  const columns = Object.entries(getTableColumns(table));
-  const names = columns.map(([, column]) => `"${column.name}"`).join(", ");
-  const values = columns.map(([key]) => (row as Record<string, unknown>)[key]);
-  const sql = `INSERT INTO "${getTableName(table)}" (${names}) SELECT ${columns.map(() => "?").join(", ")}${where ? ` WHERE ${where.sql}` : ""}`;
-  return d1.prepare(sql).bind(...values, ...(where?.params ?? []));
+/** A row whose values may also be SQL expressions, computed by the statement that inserts it. */
+export type RowOf<T extends Table> = { [K in keyof T["$inferSelect"]]: T["$inferSelect"][K] | SQL };
+
+/**
+ * INSERT … SELECT `row` WHERE `condition`: one statement that decides and
+ * writes (a query builder, so it can go into db.batch).
+ */
+export function insertWhere<T extends SQLiteTable>(db: Db, table: T, row: RowOf<T>, condition: SQL) {
+  const values = sql.join(
+    Object.keys(getTableColumns(table)).map((key) => sql`${(row as Record<string, unknown>)[key]}`),
+    sql`, `,
+  );
+  return db.insert(table).select(sql`SELECT ${values} WHERE ${condition}`);
 }

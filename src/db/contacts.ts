@@ -1,28 +1,29 @@
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
-import { contacts } from "../../drizzle/schema";
+import { accounts, contacts } from "../../drizzle/schema";
 import type { CursorPosition } from "../http/cursor";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import type { ContactFilters, NewContact } from "../schemas/contacts";
-import { type Db, inColumnOrder, insertStatement } from "./client";
-import { type HeldKey, storedWithWrite } from "./idempotency";
+import { type Db, inColumnOrder, insertWhere } from "./client";
+import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
 
 type ContactRow = typeof contacts.$inferSelect;
+
+export interface ContactWrite {
+  orgId: string;
+  contact: NewContact;
+  now: number;
+  /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
+  held?: HeldKey;
+}
 
 /**
  * Stores a contact and returns its JSON; null when `accountId` names no
  * account of this org. The account check and the insert are one conditional
  * statement, so a contact can never be linked to another org's account, and
- * nothing is written on failure. With a held Idempotency-Key, the JSON is
- * recorded in the same batch, only if the contact was stored.
+ * nothing is written on failure.
  */
-export async function createContact(
-  db: Db,
-  orgId: string,
-  contact: NewContact,
-  now: number,
-  held?: HeldKey,
-): Promise<string | null> {
+export async function createContact(db: Db, { orgId, contact, now, held }: ContactWrite): Promise<Written | null> {
   const row = inColumnOrder(contacts, {
     ...contact,
     id: newId("ct", now),
@@ -32,28 +33,28 @@ export async function createContact(
     updatedAt: now,
   });
   const body = JSON.stringify(contactView(row));
-  const d1 = db.$client;
-  const accountExists = {
-    sql: "? IS NULL OR EXISTS (SELECT 1 FROM accounts WHERE org_id = ? AND id = ?)",
-    params: [contact.accountId ?? null, orgId, contact.accountId ?? null],
-  };
-  const [insert] = await d1.batch([
-    insertStatement(d1, contacts, row, accountExists),
-    ...(held ? [storedWithWrite(d1, held, "contacts", row.id, body)] : []),
+  const accountExists =
+    contact.accountId === null
+      ? sql`1`
+      : sql`EXISTS (SELECT 1 FROM ${accounts} WHERE ${and(eq(accounts.orgId, orgId), eq(accounts.id, contact.accountId))})`;
+  const insert = insertWhere(db, contacts, row, accountExists);
+  if (!held) return (await insert).meta.changes === 1 ? { body, recorded: false } : null;
+  const [inserted, recorded] = await db.batch([
+    insert,
+    recordWithWrite(db, { held, table: contacts, id: row.id, body }),
   ]);
-  if (insert?.meta.changes !== 1) return null;
-  if (held) held.stored = true;
-  return body;
+  return inserted.meta.changes === 1 ? { body, recorded: recorded.length === 1 } : null;
+}
+
+export interface ContactPageQuery {
+  orgId: string;
+  filters: ContactFilters;
+  after?: CursorPosition;
+  limit: number;
 }
 
 /** One page in (createdAt, id) order, read by keyset from an index that leads with org_id. */
-export async function listContacts(
-  db: Db,
-  orgId: string,
-  filters: ContactFilters,
-  after: CursorPosition | undefined,
-  limit: number,
-) {
+export async function listContacts(db: Db, { orgId, filters, after, limit }: ContactPageQuery) {
   const conditions: (SQL | undefined)[] = [
     eq(contacts.orgId, orgId),
     filters.accountId === undefined ? undefined : eq(contacts.accountId, filters.accountId),

@@ -1,29 +1,48 @@
-import { and, eq, isNull, lt } from "drizzle-orm";
-import { idempotencyKeys } from "../../drizzle/schema";
-import type { D1Client, Db } from "./client";
+import { and, eq, exists, isNull, lt, lte, or, type SQL } from "drizzle-orm";
+import { type contacts, idempotencyKeys, type incidents, type leads } from "../../drizzle/schema";
+import type { Db } from "./client";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const ABANDONED_CLAIM_MS = 60_000;
 
-// Claims the key in one statement: a new key is inserted; an expired record,
-// or a claim abandoned for 60 s (whatever request made it: it has lapsed), is
-// taken over. Anything else is left alone, and no row comes back.
-const CLAIM = `
-INSERT INTO idempotency_keys (org_id, key, request_hash, created_at, claimed_at)
-VALUES (?1, ?2, ?3, ?4, ?4)
-ON CONFLICT (org_id, key) DO UPDATE SET
-  request_hash = excluded.request_hash, created_at = excluded.created_at, claimed_at = excluded.claimed_at,
-  status = NULL, content_type = NULL, body = NULL
-WHERE idempotency_keys.created_at <= ?4 - ?5
-   OR (idempotency_keys.status IS NULL AND idempotency_keys.claimed_at <= ?4 - ?6)
-RETURNING claimed_at`;
+/**
+ * A key this request holds: the claim made at `claimedAt`. A write records
+ * its outcome in its own batch (recordWithWrite) only while the claim is
+ * still this one, so no takeover of a lapsed claim can repeat a committed
+ * write — a claim still without an outcome wrote nothing.
+ */
+export interface HeldKey {
+  orgId: string;
+  key: string;
+  claimedAt: number;
+}
 
-/** True when this request now holds the key; else the record that holds it. */
-export async function claimKey(db: Db, orgId: string, key: string, requestHash: string, now: number) {
-  const claimed = await db.$client
-    .prepare(CLAIM)
-    .bind(orgId, key, requestHash, now, IDEMPOTENCY_TTL_MS, ABANDONED_CLAIM_MS)
-    .first();
+/** What a write answered, and whether its batch recorded that answer for `held`. */
+export interface Written {
+  body: string;
+  recorded: boolean;
+}
+
+/**
+ * Claims the key in one statement: a new key is inserted; an expired record,
+ * or a claim abandoned for 60 s (whatever request made it: it has lapsed), is
+ * taken over. Anything else is left alone, and no row comes back: then the
+ * record that holds the key is returned.
+ */
+export async function claimKey(db: Db, held: HeldKey, requestHash: string) {
+  const { orgId, key, claimedAt: now } = held;
+  const [claimed] = await db
+    .insert(idempotencyKeys)
+    .values({ orgId, key, requestHash, createdAt: now, claimedAt: now })
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.orgId, idempotencyKeys.key],
+      set: { requestHash, createdAt: now, claimedAt: now, status: null, contentType: null, body: null },
+      setWhere: or(
+        lte(idempotencyKeys.createdAt, now - IDEMPOTENCY_TTL_MS),
+        and(isNull(idempotencyKeys.status), lte(idempotencyKeys.claimedAt, now - ABANDONED_CLAIM_MS)),
+      ),
+    })
+    .returning({ claimedAt: idempotencyKeys.claimedAt });
   if (claimed) return { claimed: true as const };
   const [record] = await db
     .select()
@@ -33,57 +52,7 @@ export async function claimKey(db: Db, orgId: string, key: string, requestHash: 
   return { claimed: false as const, record };
 }
 
-/**
- * A key this request holds. `stored` turns true once a write has stored its
- * response in its own batch (storedWithWrite): then the middleware has
- * nothing left to store, and no takeover of a lapsed claim can repeat a
- * committed write — a claim still without an outcome wrote nothing.
- */
-export interface HeldKey {
-  orgId: string;
-  key: string;
-  claimedAt: number;
-  stored: boolean;
-}
-
-/** A piece of the stored body that only SQL knows: `text` is replaced by the value of `sql` (with `params`). */
-export interface Fill {
-  text: string;
-  sql: string;
-  params: unknown[];
-}
-
-/**
- * The statement, for a write's own batch, that stores the write's 200 JSON
- * response for `held` if and only if row `id` of `table` now exists: the
- * write and the record of its outcome commit together or not at all.
- */
-export function storedWithWrite(
-  d1: D1Client,
-  held: HeldKey,
-  table: "leads" | "contacts" | "incidents",
-  id: string,
-  body: string,
-  fills: Fill[] = [],
-) {
-  const bodySql = fills.reduce((expression, fill) => `replace(${expression}, ?, ${fill.sql})`, "?");
-  return d1
-    .prepare(
-      `UPDATE idempotency_keys SET status = 200, content_type = 'application/json', body = ${bodySql}
-       WHERE org_id = ? AND key = ? AND claimed_at = ? AND status IS NULL AND EXISTS (SELECT 1 FROM ${table} WHERE org_id = ? AND id = ?)`,
-    )
-    .bind(
-      body,
-      ...fills.flatMap((fill) => [fill.text, ...fill.params]),
-      held.orgId,
-      held.key,
-      held.claimedAt,
-      held.orgId,
-      id,
-    );
-}
-
-const heldBy = (orgId: string, key: string, claimedAt: number) =>
+const heldBy = ({ orgId, key, claimedAt }: HeldKey) =>
   and(
     eq(idempotencyKeys.orgId, orgId),
     eq(idempotencyKeys.key, key),
@@ -91,21 +60,43 @@ const heldBy = (orgId: string, key: string, claimedAt: number) =>
     isNull(idempotencyKeys.status),
   );
 
-export async function storeOutcome(
-  db: Db,
-  orgId: string,
-  key: string,
-  claimedAt: number,
-  outcome: { status: number; contentType: string; body: string },
-) {
-  await db
-    .update(idempotencyKeys)
-    .set(outcome)
-    .where(heldBy(orgId, key, claimedAt));
+export interface WriteRecord {
+  held: HeldKey;
+  /** The table the write inserted row `id` into. */
+  table: typeof leads | typeof contacts | typeof incidents;
+  id: string;
+  /** The 200 JSON body: text, or an SQL expression when only the batch knows some of it. */
+  body: string | SQL;
 }
 
-export async function releaseKey(db: Db, orgId: string, key: string, claimedAt: number) {
-  await db.delete(idempotencyKeys).where(heldBy(orgId, key, claimedAt));
+/**
+ * The statement, for a write's own batch, that records the write's 200 JSON
+ * response for `held` if and only if row `id` now exists, and returns the
+ * recorded body: the write and the record of its outcome commit together or
+ * not at all, and a replay returns exactly what this request answered.
+ */
+export function recordWithWrite(db: Db, { held, table, id, body }: WriteRecord) {
+  const written = db
+    .select({ id: table.id })
+    .from(table)
+    .where(and(eq(table.orgId, held.orgId), eq(table.id, id)));
+  return db
+    .update(idempotencyKeys)
+    .set({ status: 200, contentType: "application/json", body })
+    .where(and(heldBy(held), exists(written)))
+    .returning({ body: idempotencyKeys.body });
+}
+
+export async function storeOutcome(
+  db: Db,
+  held: HeldKey,
+  outcome: { status: number; contentType: string; body: string },
+) {
+  await db.update(idempotencyKeys).set(outcome).where(heldBy(held));
+}
+
+export async function releaseKey(db: Db, held: HeldKey) {
+  await db.delete(idempotencyKeys).where(heldBy(held));
 }
 
 /** The purge of expired records, run by the Cron Trigger through the created_at index. */

@@ -1,31 +1,38 @@
-import { and, count, eq, gt, lt } from "drizzle-orm";
-import { incidents } from "../../drizzle/schema";
+import { and, count, eq, gt, lt, type SQL, sql } from "drizzle-orm";
+import { accounts, incidents } from "../../drizzle/schema";
 import type { Org } from "../env";
+import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import type { Booking, SlotTimes } from "../scheduling/slots";
-import type { Db } from "./client";
-import { type HeldKey, storedWithWrite } from "./idempotency";
+import { type Booking, type SlotTimes, slotView } from "../scheduling/slots";
+import { type Db, inColumnOrder, insertWhere } from "./client";
+import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
+
+/**
+ * The bookings of `org` that hold [start, end): those overlapping it. Such a
+ * booking starts in (start - maxBookingMs, end), so the condition reads one
+ * range of the (org_id, starts_at, ends_at) index. Availability, the booking
+ * statement and the places left all count with this one condition.
+ */
+export function holding(org: Org, range: SlotTimes): SQL {
+  return and(
+    eq(incidents.orgId, org.id),
+    gt(incidents.startsAt, range.start - org.maxBookingMs),
+    lt(incidents.startsAt, range.end),
+    gt(incidents.endsAt, range.start),
+  )!;
+}
 
 /**
  * Bookings overlapping any of `ranges`, sorted by start, in one round trip,
  * as one entry per distinct (start, end) with its count: a full slot comes
- * back as one row, not one per booking. Each range is read from the covering
- * (org_id, starts_at, ends_at) index alone: a booking overlapping
- * [start, end) starts in (start - maxBookingMs, end).
+ * back as one row, not one per booking, read from the covering index alone.
  */
 export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[]): Promise<Booking[]> {
   const [first, ...rest] = ranges.map((range) =>
     db
       .select({ startsAt: incidents.startsAt, endsAt: incidents.endsAt, count: count() })
       .from(incidents)
-      .where(
-        and(
-          eq(incidents.orgId, org.id),
-          gt(incidents.startsAt, range.start - org.maxBookingMs),
-          lt(incidents.startsAt, range.end),
-          gt(incidents.endsAt, range.start),
-        ),
-      )
+      .where(holding(org, range))
       // In the index's order already; sorted below after merging the ranges.
       .groupBy(incidents.startsAt, incidents.endsAt),
   );
@@ -37,96 +44,75 @@ export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[])
   return [...byTimes.values()].sort((a, b) => a.startsAt - b.startsAt);
 }
 
-// One statement decides and writes: the row is inserted only while fewer than
-// `capacity` bookings hold the slot. D1 runs statements one at a time, so N
-// racing requests for r places yield exactly min(N, r) bookings. The account
-// is linked in the same statement when exactly one account has the name.
-const BOOK = `
-INSERT INTO incidents (id, org_id, client_name, insect_name, account_id, starts_at, ends_at, created_at)
-SELECT ?1, ?2, ?3, ?4,
-  (SELECT CASE WHEN count(*) = 1 THEN min(id) END FROM accounts WHERE org_id = ?2 AND name_lower = ?5),
-  ?6, ?7, ?8
-WHERE (SELECT count(*) FROM incidents WHERE org_id = ?2 AND starts_at > ?6 - ?9 AND starts_at < ?7 AND ends_at > ?6) < ?10
-RETURNING account_id AS accountId`;
-const HOLDING = `
-SELECT count(*) AS holding FROM incidents WHERE org_id = ?1 AND starts_at > ?2 - ?4 AND starts_at < ?3 AND ends_at > ?2`;
-
 export interface NewIncident {
   clientName: string;
   insectName: string;
 }
 
-export interface Booked {
-  id: string;
-  accountId: string | null;
-  /** Places left in the slot after this booking. */
-  remaining: number;
+export interface BookingRequest {
+  org: Org;
+  /** A bookable slot of the org's schedule (the caller has assessed it). */
+  slot: SlotTimes;
+  incident: NewIncident;
+  now: number;
+  /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
+  held?: HeldKey;
 }
 
-// Placeholders of the recorded response, filled in by SQL (see bookSlot). The
-// texts are JSON structure ("key":value), which no string value can contain
-// unescaped, so a replace never touches a client-supplied value.
-const ACCOUNT_TEXT = `"accountId":${JSON.stringify("\u0000")}`;
-const REMAINING_TEXT = `"remaining":-1`;
+/** The incident as create-incident answers it. */
+function bookedView(request: BookingRequest, id: string, accountId: string | null, remaining: number) {
+  const { slot, incident, org, now } = request;
+  return {
+    id,
+    dateTime: toIso(slot.start),
+    clientName: incident.clientName,
+    insectName: incident.insectName,
+    accountId,
+    appointment: slotView({ ...slot, remaining }, org.schedule.timeZone),
+    createdAt: toIso(now),
+  };
+}
 
 /**
- * Books `slot` for a new incident, in one round trip; the response is
- * `respond(booking)` as JSON, or null when the slot was full. With a held
- * Idempotency-Key the same JSON is recorded in the same batch: SQL fills in
- * the linked account and the places left, which only the batch knows.
+ * Books the slot for a new incident in one round trip; its JSON, or null when
+ * the slot was full. One statement decides and writes: the row is inserted
+ * only while fewer than `capacity` bookings hold the slot, and D1 runs
+ * statements one at a time, so N racing requests for r places yield exactly
+ * min(N, r) bookings. The account is linked in the same statement when
+ * exactly one account has the name. The answer's account and places left are
+ * known only to the batch: SQL sets them into the JSON (json_set), and with a
+ * held Idempotency-Key that same text is what the batch records.
  */
-export async function bookSlot(
-  db: Db,
-  org: Org,
-  incident: NewIncident,
-  slot: SlotTimes,
-  now: number,
-  respond: (booked: Booked) => unknown,
-  held?: HeldKey,
-) {
+export async function bookSlot(db: Db, request: BookingRequest): Promise<Written | null> {
+  const { org, slot, incident, now, held } = request;
   const id = newId("inc", now);
-  const { capacity } = org.schedule;
-  const d1 = db.$client;
-  const record = held && [
-    storedWithWrite(d1, held, "incidents", id, JSON.stringify(respond({ id, accountId: "\u0000", remaining: -1 })), [
-      {
-        text: ACCOUNT_TEXT,
-        sql: `'"accountId":' || coalesce((SELECT json_quote(account_id) FROM incidents WHERE id = ?), 'null')`,
-        params: [id],
-      },
-      {
-        text: REMAINING_TEXT,
-        sql: `'"remaining":' || (SELECT CAST(max(0, ? - count(*)) AS INTEGER) FROM incidents WHERE org_id = ? AND starts_at > ? - ? AND starts_at < ? AND ends_at > ?)`,
-        params: [capacity, org.id, slot.start, org.maxBookingMs, slot.end, slot.start],
-      },
-    ]),
-  ];
-  const [insert, count] = await d1.batch<{ accountId?: string | null; holding?: number }>([
-    d1
-      .prepare(BOOK)
-      .bind(
-        id,
-        org.id,
-        incident.clientName,
-        incident.insectName,
-        incident.clientName.toLowerCase(),
-        slot.start,
-        slot.end,
-        now,
-        org.maxBookingMs,
-        capacity,
-      ),
-    d1.prepare(HOLDING).bind(org.id, slot.start, slot.end, org.maxBookingMs),
-    ...(record ?? []),
+  const accountOf = sql`(SELECT CASE WHEN count(*) = 1 THEN min(${accounts.id}) END FROM ${accounts}
+    WHERE ${and(eq(accounts.orgId, org.id), eq(accounts.nameLower, incident.clientName.toLowerCase()))})`;
+  const row = inColumnOrder(incidents, {
+    ...incident,
+    id,
+    orgId: org.id,
+    startsAt: slot.start,
+    endsAt: slot.end,
+    createdAt: now,
+  });
+  const hasRoom = sql`(SELECT count(*) FROM ${incidents} WHERE ${holding(org, slot)}) < ${org.schedule.capacity}`;
+  const insert = insertWhere(db, incidents, { ...row, accountId: accountOf }, hasRoom);
+
+  const body = sql`json_set(${JSON.stringify(bookedView(request, id, null, 0))},
+    '$.accountId', (SELECT ${incidents.accountId} FROM ${incidents} WHERE ${eq(incidents.id, id)}),
+    '$.appointment.remaining', (SELECT CAST(max(0, ${org.schedule.capacity} - count(*)) AS INTEGER) FROM ${incidents} WHERE ${holding(org, slot)}))`;
+  const select = db
+    .select({ body: sql<string>`${body}` })
+    .from(incidents)
+    .where(and(eq(incidents.orgId, org.id), eq(incidents.id, id)));
+  const [inserted, answer] = await db.batch([
+    insert,
+    held ? recordWithWrite(db, { held, table: incidents, id, body }) : select,
   ]);
-  const row = insert?.results[0];
-  if (row === undefined) return null;
-  if (held) held.stored = true;
-  return JSON.stringify(
-    respond({
-      id,
-      accountId: row.accountId ?? null,
-      remaining: Math.max(0, capacity - (count?.results[0]?.holding ?? 0)),
-    }),
-  );
+  if (inserted.meta.changes !== 1) return null;
+  if (answer[0]?.body) return { body: answer[0].body, recorded: held !== undefined };
+  // Booked, but the held claim had lapsed (taken over after 60 s): not recorded.
+  const [booked] = await select;
+  return { body: booked!.body, recorded: false };
 }

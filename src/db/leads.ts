@@ -2,22 +2,30 @@ import { leads } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import type { NewLead } from "../schemas/leads";
-import { type Db, inColumnOrder, insertStatement } from "./client";
-import { type HeldKey, storedWithWrite } from "./idempotency";
+import { type Db, inColumnOrder } from "./client";
+import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
 
 type LeadRow = typeof leads.$inferSelect;
 
-/** Stores a lead and returns its JSON; with a held Idempotency-Key, that JSON is recorded in the same batch. */
-export async function createLead(db: Db, orgId: string, lead: NewLead, now: number, held?: HeldKey): Promise<string> {
+export interface LeadWrite {
+  orgId: string;
+  lead: NewLead;
+  now: number;
+  /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
+  held?: HeldKey;
+}
+
+/** Stores a lead and returns its JSON, in one round trip. */
+export async function createLead(db: Db, { orgId, lead, now, held }: LeadWrite): Promise<Written> {
   const row = inColumnOrder(leads, { ...lead, id: newId("lead", now), orgId, createdAt: now });
   const body = JSON.stringify(leadView(row));
-  const d1 = db.$client;
-  await d1.batch([
-    insertStatement(d1, leads, row),
-    ...(held ? [storedWithWrite(d1, held, "leads", row.id, body)] : []),
-  ]);
-  if (held) held.stored = true;
-  return body;
+  const insert = db.insert(leads).values(row);
+  if (!held) {
+    await insert;
+    return { body, recorded: false };
+  }
+  const [, recorded] = await db.batch([insert, recordWithWrite(db, { held, table: leads, id: row.id, body })]);
+  return { body, recorded: recorded.length === 1 };
 }
 
 export function leadView({ orgId: _org, ...lead }: LeadRow) {

@@ -12,7 +12,7 @@ const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next) {
   const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
   if (!JSON_MEDIA_TYPE.test(mediaType)) {
-    throw new ApiError(415, "unsupported_media_type", "Send the body as application/json");
+    throw new ApiError("unsupported_media_type", "Send the body as application/json");
   }
   const bytes = await readCapped(c.req.raw, MAX_BODY_BYTES);
   let text: string;
@@ -21,10 +21,10 @@ export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
     parsed = JSON.parse(text);
   } catch {
-    throw new ApiError(400, "malformed_json", "The body is not valid UTF-8 JSON");
+    throw new ApiError("malformed_json", "The body is not valid UTF-8 JSON");
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new ApiError(400, "malformed_json", "The body must be a JSON object");
+    throw new ApiError("malformed_json", "The body must be a JSON object");
   }
   // Hono's c.req.json() parses the cached text (a cached object would go
   // through JSON.stringify first, turning 1e999's Infinity into a silent null).
@@ -35,7 +35,7 @@ export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next
 
 /** The body's bytes, refusing (413) as soon as more than `limit` arrive, whatever Content-Length claims. */
 export async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
-  const tooLarge = () => new ApiError(413, "payload_too_large", `The body must be at most ${limit} bytes`);
+  const tooLarge = () => new ApiError("payload_too_large", `The body must be at most ${limit} bytes`);
   if (Number(request.headers.get("Content-Length") ?? 0) > limit) throw tooLarge();
   if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();

@@ -20,7 +20,7 @@ export async function encodeCursor(position: CursorPosition, scope: unknown): Pr
 }
 
 export async function decodeCursor(token: string, scope: unknown): Promise<CursorPosition> {
-  const invalid = new ApiError(422, "validation_failed", "1 field is invalid", {
+  const invalid = new ApiError("validation_failed", "1 field is invalid", {
     errors: [
       {
         path: "cursor",

@@ -5,7 +5,7 @@ import { ApiError } from "./problem";
 export const methodNotAllowed = (...methods: string[]) =>
   function methodNotAllowed(c: Context): never {
     const allow = methods.includes("GET") ? [...methods, "HEAD"] : methods;
-    throw new ApiError(405, "method_not_allowed", `${c.req.method} is not allowed here`, {
+    throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here`, {
       headers: { Allow: allow.join(", ") },
     });
   };

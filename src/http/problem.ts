@@ -4,6 +4,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "../env";
+import { PROBLEMS, type ProblemCode } from "./errors";
 
 export interface FieldError {
   path: string;
@@ -11,43 +12,29 @@ export interface FieldError {
   message: string;
 }
 
-const TITLES: Record<string, string> = {
-  malformed_json: "Malformed JSON body",
-  unauthenticated: "Authentication required",
-  not_found: "Not found",
-  account_not_found: "Account not found",
-  method_not_allowed: "Method not allowed",
-  payload_too_large: "Payload too large",
-  unsupported_media_type: "Unsupported media type",
-  validation_failed: "Request validation failed",
-  slot_unavailable: "Slot unavailable",
-  idempotency_in_progress: "Request with this Idempotency-Key in progress",
-  idempotency_key_reused: "Idempotency-Key reused for a different request",
-  rate_limited: "Rate limit exceeded",
-  internal_error: "Internal server error",
-  unavailable: "Service unavailable",
-};
-
+/** A problem of the catalogue (errors.ts); its status and title come from there. */
 export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+
   constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: string,
+    readonly code: ProblemCode,
     readonly detail?: string,
     readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; members?: Record<string, unknown> } = {},
   ) {
     super(detail ?? code);
+    this.status = PROBLEMS[code].status;
   }
 }
 
 export const validationFailed = (errors: FieldError[]) =>
-  new ApiError(422, "validation_failed", `${errors.length} field${errors.length === 1 ? " is" : "s are"} invalid`, {
+  new ApiError("validation_failed", `${errors.length} field${errors.length === 1 ? " is" : "s are"} invalid`, {
     errors,
   });
 
 export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
   const body = {
     type: `/problems/${error.code}`,
-    title: TITLES[error.code] ?? error.code,
+    title: PROBLEMS[error.code].title,
     status: error.status,
     code: error.code,
     ...(error.detail ? { detail: error.detail } : {}),
@@ -67,13 +54,13 @@ export function renderError(err: Error, c: Context<AppEnv>): Response {
   if (isD1Unavailable(err)) {
     return problemResponse(
       c,
-      new ApiError(503, "unavailable", "The database is temporarily unavailable; retry shortly", {
+      new ApiError("unavailable", "The database is temporarily unavailable; retry shortly", {
         headers: { "Retry-After": "1" },
       }),
     );
   }
   c.set("error", err);
-  return problemResponse(c, new ApiError(500, "internal_error"));
+  return problemResponse(c, new ApiError("internal_error"));
 }
 
 // D1 reports overload and lost connections with these phrases; they are worth

@@ -6,7 +6,10 @@ import { type FieldError, validationFailed } from "./problem";
 
 type Issue = z.core.$ZodIssue;
 
-export function validate<Target extends "json" | "query", Schema extends z.ZodType>(target: Target, schema: Schema) {
+export function validate<Target extends "json" | "query" | "param", Schema extends z.ZodType>(
+  target: Target,
+  schema: Schema,
+) {
   const known = fieldNames(schema);
   return zValidator(target, schema, (result) => {
     if (!result.success) throw validationFailed(toFieldErrors(result.error.issues, result.data, known));

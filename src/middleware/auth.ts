@@ -57,7 +57,7 @@ async function verify(db: Db, keyHash: string, now: number) {
 }
 
 const unauthenticated = (detail = "Send a valid X-API-KEY and the X-ORG-ID it belongs to") =>
-  new ApiError(401, "unauthenticated", detail, { headers: { "WWW-Authenticate": 'ApiKey header="X-API-KEY"' } });
+  new ApiError("unauthenticated", detail, { headers: { "WWW-Authenticate": 'ApiKey header="X-API-KEY"' } });
 
 export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
   const key = c.req.header("X-API-KEY")?.trim();

@@ -2,11 +2,13 @@
 // body validation, so invalid requests are never recorded; records only the
 // outcomes of the operation itself (2xx and 409 slot_unavailable) and
 // releases the key otherwise, so that a retry runs afresh. A write records
-// its response in the write's own batch (storedWithWrite): a write is never
+// its response in the write's own batch (recordWithWrite): a write is never
 // committed without its outcome, so a retry can never repeat it. Outcomes
 // without a write (reads, refusals) are stored here, afterwards.
+
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { claimKey, type HeldKey, releaseKey, storeOutcome } from "../db/idempotency";
+import { claimKey, type HeldKey, releaseKey, storeOutcome, type Written } from "../db/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError, validationFailed } from "../http/problem";
 import { sha256Hex } from "../lib/hash";
@@ -26,15 +28,15 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}`);
   const now = Date.now();
   const { db, orgId } = c.var;
-  const claim = await claimKey(db, orgId, key, requestHash, now);
+  const held: HeldKey = { orgId, key, claimedAt: now };
+  const claim = await claimKey(db, held, requestHash);
   if (!claim.claimed) {
     const record = claim.record;
     if (record && record.requestHash !== requestHash) {
-      throw new ApiError(422, "idempotency_key_reused", "This Idempotency-Key was used for a different request");
+      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used for a different request");
     }
     if (!record || record.status === null) {
       throw new ApiError(
-        409,
         "idempotency_in_progress",
         "A request with this Idempotency-Key is still running; retry shortly",
         {
@@ -48,23 +50,28 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
     });
   }
 
-  const held: HeldKey = { orgId, key, claimedAt: now, stored: false };
   c.set("heldKey", held);
   await next();
-  // A write stored its response in its own batch: nothing is left to do.
-  if (held.stored) return;
+  // A write recorded its response in its own batch: nothing is left to do.
+  if (c.var.recorded) return;
   const { status } = c.res;
   // c.error is what the operation threw, already rendered by onError.
   const isOutcome =
     (status >= 200 && status < 300) || (c.error instanceof ApiError && c.error.code === "slot_unavailable");
   if (isOutcome) {
     const body = await c.res.clone().text();
-    await storeOutcome(db, orgId, key, now, {
+    await storeOutcome(db, held, {
       status,
       contentType: c.res.headers.get("Content-Type") ?? "application/json",
       body,
     });
   } else {
-    await releaseKey(db, orgId, key, now);
+    await releaseKey(db, held);
   }
 });
+
+/** The 200 JSON answer of a write; `recorded` tells the middleware above that the write's batch stored it. */
+export function writtenResponse(c: Context<AppEnv>, { body, recorded }: Written): Response {
+  if (recorded) c.set("recorded", true);
+  return c.body(body, 200, { "Content-Type": "application/json" });
+}

@@ -1,43 +1,71 @@
-import { Hono } from "hono";
 import { contactView, createContact, listContacts } from "../db/contacts";
-import type { AppEnv } from "../env";
-import { jsonBody } from "../http/body";
 import { decodeCursor, encodeCursor } from "../http/cursor";
-import { methodNotAllowed } from "../http/method-not-allowed";
 import { validationFailed } from "../http/problem";
-import { validate } from "../http/validate";
-import { idempotency } from "../middleware/idempotency";
-import { rateLimit } from "../middleware/rate-limit";
+import { writtenResponse } from "../middleware/idempotency";
 import { createContactBody, listContactsQuery } from "../schemas/contacts";
+import { contact, contactPage } from "../schemas/responses";
+import { defineOperation } from "./operation";
 
-export const contacts = new Hono<AppEnv>()
-  .post("/", rateLimit, jsonBody, validate("json", createContactBody), idempotency, async (c) => {
-    const contact = await createContact(c.var.db, c.var.orgId, c.req.valid("json"), Date.now(), c.var.heldKey);
-    if (contact === null) {
-      throw validationFailed([{ path: "accountId", code: "account_not_found", message: "no account with this id" }]);
-    }
-    return c.body(contact, 200, { "Content-Type": "application/json" });
-  })
-  .get("/", rateLimit, validate("query", listContactsQuery), async (c) => {
-    const { limit, cursor, ...filters } = c.req.valid("query");
-    // A cursor belongs to one org and one set of filters (normalised, so that
-    // equivalent spellings of a filter share cursors); `limit` may change.
-    const scope = [
-      c.var.orgId,
-      filters.accountId ?? null,
-      filters.email?.toLowerCase() ?? null,
-      filters.updatedSince ?? null,
-    ];
-    const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
-    const page = await listContacts(c.var.db, c.var.orgId, filters, after, limit);
-    const last = page.rows.at(-1);
-    return c.json(
-      {
-        data: page.rows.map(contactView),
-        hasMore: page.hasMore,
-        nextCursor: page.hasMore && last ? await encodeCursor(last, scope) : null,
-      },
-      200,
-    );
-  })
-  .all("/", methodNotAllowed("GET", "POST"));
+export const contactOperations = [
+  defineOperation({
+    operationId: "createContact",
+    tool: "create_contact",
+    method: "post",
+    path: "/api/v1/contacts",
+    tag: "Contacts",
+    summary: "Create a contact",
+    description:
+      "Stores a contact. At least one of firstName, lastName, email, mobilePhone, businessPhone is required; `accountId`, when given, must be an account of your organisation.",
+    body: createContactBody,
+    example: {
+      firstName: "Jane",
+      lastName: "Homeowner",
+      email: "jane@example.com",
+      accountId: "acct_demo0000000000000000000003",
+    },
+    response: contact,
+    handler: async (c, { body }) => {
+      const { db, orgId, heldKey } = c.var;
+      const written = await createContact(db, { orgId, contact: body, now: Date.now(), held: heldKey });
+      if (written === null) {
+        throw validationFailed([{ path: "accountId", code: "account_not_found", message: "no account with this id" }]);
+      }
+      return writtenResponse(c, written);
+    },
+  }),
+  defineOperation({
+    operationId: "listContacts",
+    tool: "list_contacts",
+    method: "get",
+    path: "/api/v1/contacts",
+    tag: "Contacts",
+    summary: "List contacts",
+    description:
+      "Contacts oldest first by (createdAt, id), read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: accountId, email (case-insensitive exact), updatedSince (inclusive).",
+    query: listContactsQuery,
+    response: contactPage,
+    handler: async (c, { query }) => {
+      const { limit, cursor, ...filters } = query;
+      const { db, orgId } = c.var;
+      // A cursor belongs to one org and one set of filters (normalised, so that
+      // equivalent spellings of a filter share cursors); `limit` may change.
+      const scope = [
+        orgId,
+        filters.accountId ?? null,
+        filters.email?.toLowerCase() ?? null,
+        filters.updatedSince ?? null,
+      ];
+      const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
+      const page = await listContacts(db, { orgId, filters, after, limit });
+      const last = page.rows.at(-1);
+      return c.json(
+        {
+          data: page.rows.map(contactView),
+          hasMore: page.hasMore,
+          nextCursor: page.hasMore && last ? await encodeCursor(last, scope) : null,
+        },
+        200,
+      );
+    },
+  }),
+];

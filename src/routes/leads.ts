@@ -1,16 +1,37 @@
-import { Hono } from "hono";
 import { createLead } from "../db/leads";
-import type { AppEnv } from "../env";
-import { jsonBody } from "../http/body";
-import { methodNotAllowed } from "../http/method-not-allowed";
-import { validate } from "../http/validate";
-import { idempotency } from "../middleware/idempotency";
-import { rateLimit } from "../middleware/rate-limit";
+import { writtenResponse } from "../middleware/idempotency";
 import { createLeadBody } from "../schemas/leads";
+import { lead } from "../schemas/responses";
+import { defineOperation } from "./operation";
 
-export const leads = new Hono<AppEnv>()
-  .post("/", rateLimit, jsonBody, validate("json", createLeadBody), idempotency, async (c) => {
-    const lead = await createLead(c.var.db, c.var.orgId, c.req.valid("json"), Date.now(), c.var.heldKey);
-    return c.body(lead, 200, { "Content-Type": "application/json" });
-  })
-  .all("/", methodNotAllowed("POST"));
+export const leadOperations = [
+  defineOperation({
+    operationId: "createLead",
+    tool: "create_lead",
+    method: "post",
+    path: "/api/v1/leads",
+    tag: "Leads",
+    summary: "Create a lead",
+    description: "Stores a lead in the sales pipeline. No field is required; `{}` is a valid lead.",
+    body: createLeadBody,
+    example: {
+      firstName: "Dana",
+      lastName: "Ruiz",
+      companyName: "Ruiz Deli",
+      email: "dana@ruizdeli.example",
+      leadSource: 2,
+      estimatedValue: 1800,
+      estimatedCloseDate: "2026-12-15",
+    },
+    response: lead,
+    handler: async (c, { body }) => {
+      const written = await createLead(c.var.db, {
+        orgId: c.var.orgId,
+        lead: body,
+        now: Date.now(),
+        held: c.var.heldKey,
+      });
+      return writtenResponse(c, written);
+    },
+  }),
+];

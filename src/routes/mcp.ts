@@ -1,5 +1,5 @@
 // MCP server (contract 7): stateless Streamable HTTP at /mcp, behind the same
-// auth. Each tool is an operation of the table in openapi/operations.ts; a call
+// auth. Each tool is an operation declared in src/routes (see operation.ts); a call
 // is dispatched to that operation's own route inside this worker, so tools get
 // the very same validation, results, problem documents and idempotency as
 // HTTP. The /mcp request was rate-limited once; its inner calls are not.
@@ -12,7 +12,8 @@ import type { AppEnv, Bindings } from "../env";
 import { readCapped } from "../http/body";
 import { BOOKMARK_HEADER } from "../middleware/database";
 import { rateLimit } from "../middleware/rate-limit";
-import { OPERATIONS, type Operation } from "../openapi/operations";
+import { OPERATIONS } from ".";
+import type { Operation } from "./operation";
 
 type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Response | Promise<Response>;
 
@@ -33,7 +34,7 @@ const TOOLS = OPERATIONS.map((op) => ({
   name: op.tool,
   title: op.summary,
   description: op.description,
-  inputSchema: jsonSchema(op.body ?? op.query ?? op.pathParams ?? z.object({}), "input"),
+  inputSchema: jsonSchema(op.body ?? op.query ?? op.params ?? z.object({}), "input"),
   outputSchema: jsonSchema(op.response, "output"),
 }));
 

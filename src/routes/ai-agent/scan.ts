@@ -21,14 +21,17 @@ export interface ScanResult {
   covered: Booking[];
 }
 
-export async function scanBookable(
-  db: Db,
-  org: Org,
-  now: number,
-  from: number,
-  limit: number,
-  alsoCover: SlotTimes[] = [],
-): Promise<ScanResult> {
+export interface ScanQuery {
+  org: Org;
+  now: number;
+  /** Slots starting at or after this (lifted to now + notice). */
+  from: number;
+  limit: number;
+  /** Ranges whose bookings the first round trip also reads (returned as `covered`). */
+  alsoCover?: SlotTimes[];
+}
+
+export async function scanBookable(db: Db, { org, now, from, limit, alsoCover = [] }: ScanQuery): Promise<ScanResult> {
   const { schedule } = org;
   const horizon = bookableWindow(schedule, now);
   let cursor = Math.max(from, horizon.from);

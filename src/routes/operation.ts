@@ -1,0 +1,87 @@
+// One declaration per operation (house style 9): method, path, schemas,
+// problems, MCP tool name and handler together, in the route file of its
+// resource. The router (mountOperations), the OpenAPI document and the MCP
+// tool list are all read off these declarations.
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import type { z } from "zod";
+import type { AppEnv } from "../env";
+import { jsonBody } from "../http/body";
+import type { ProblemCode } from "../http/errors";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import { validate } from "../http/validate";
+import { idempotency } from "../middleware/idempotency";
+import { rateLimit } from "../middleware/rate-limit";
+
+type Schema = z.ZodType | undefined;
+type Out<S extends Schema> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** What a handler reads: the validated body, query and path parameters, nothing raw. */
+export interface Input<B extends Schema, Q extends Schema, P extends Schema> {
+  body: Out<B>;
+  query: Out<Q>;
+  params: Out<P>;
+}
+
+export interface Operation<B extends Schema = Schema, Q extends Schema = Schema, P extends Schema = Schema> {
+  operationId: string;
+  /** Its name as an MCP tool. */
+  tool: string;
+  method: "get" | "post";
+  /** The path as an OpenAPI template (`{id}` for a path parameter). */
+  path: string;
+  tag: string;
+  summary: string;
+  description: string;
+  /** The JSON body (a POST); with it come the body guard and Idempotency-Key. */
+  body?: B;
+  /** A request body for the document. */
+  example?: Record<string, unknown>;
+  query?: Q;
+  params?: P;
+  response: z.ZodType;
+  /** Problems this operation answers besides those every operation (or every POST) can. */
+  errors?: ProblemCode[];
+  handler(c: Context<AppEnv>, input: Input<B, Q, P>): Response | Promise<Response>;
+}
+
+/** Types the handler's input by the schemas it is declared with. */
+export const defineOperation = <
+  B extends Schema = undefined,
+  Q extends Schema = undefined,
+  P extends Schema = undefined,
+>(
+  operation: Operation<B, Q, P>,
+): Operation => operation as Operation;
+
+/** Hono's form of an OpenAPI path template: `/accounts/{id}` → `/accounts/:id`. */
+export const routePath = (template: string) => template.replace(/\{(\w+)\}/g, ":$1");
+
+/**
+ * The middleware an operation needs, in the order of contract section 3 (after
+ * authentication and routing): rate limit (429), the body guard (415, 413,
+ * 400), validation (422), then Idempotency-Key on every POST.
+ */
+function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
+  const checks = [
+    op.body && validate("json", op.body),
+    op.query && validate("query", op.query),
+    op.params && validate("param", op.params),
+  ].filter((check) => check !== undefined) as MiddlewareHandler[];
+  return [rateLimit, ...(op.body ? [jsonBody] : []), ...checks, ...(op.method === "post" ? [idempotency] : [])];
+}
+
+/** Routes every operation, then answers 405 (with Allow) for any other method on their paths. */
+export function mountOperations(app: Hono<AppEnv>, operations: readonly Operation[]) {
+  const allowed = new Map<string, string[]>();
+  for (const op of operations) {
+    const handler: MiddlewareHandler<AppEnv> = async (c) =>
+      op.handler(c, {
+        body: op.body && c.req.valid("json" as never),
+        query: op.query && c.req.valid("query" as never),
+        params: op.params && c.req.valid("param" as never),
+      });
+    app.on([op.method.toUpperCase()], [routePath(op.path)], ...middlewareOf(op), handler);
+    allowed.set(op.path, [...(allowed.get(op.path) ?? []), op.method.toUpperCase()]);
+  }
+  for (const [path, methods] of allowed) app.all(routePath(path), methodNotAllowed(...methods.sort()));
+}
