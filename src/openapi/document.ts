@@ -63,6 +63,8 @@ function responses(op: Operation): ZodOpenApiResponsesObject {
 function operationObject(op: Operation): ZodOpenApiOperationObject {
   return {
     operationId: op.operationId,
+    // Whether the operation never writes: the same fact as its MCP tool's readOnlyHint.
+    "x-read-only": op.effect === "read",
     tags: [op.tag],
     summary: op.summary,
     description: op.description,

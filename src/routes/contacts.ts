@@ -13,6 +13,7 @@ export const contactOperations = [
     method: "post",
     path: "/api/v1/contacts",
     tag: "Contacts",
+    effect: "create",
     summary: "Create a contact",
     description:
       "Stores a contact. At least one of firstName, lastName, email, mobilePhone, businessPhone is required; `accountId`, when given, must be an account of your organisation.",
@@ -39,6 +40,7 @@ export const contactOperations = [
     method: "get",
     path: "/api/v1/contacts",
     tag: "Contacts",
+    effect: "read",
     summary: "List contacts",
     description:
       "Contacts oldest first by (createdAt, id), read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: accountId, email (case-insensitive exact), updatedSince (inclusive).",

@@ -11,6 +11,7 @@ export const leadOperations = [
     method: "post",
     path: "/api/v1/leads",
     tag: "Leads",
+    effect: "create",
     summary: "Create a lead",
     description: "Stores a lead in the sales pipeline. No field is required; `{}` is a valid lead.",
     body: createLeadBody,

@@ -10,10 +10,11 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv, Bindings } from "../env";
 import { readCapped } from "../http/body";
+import { methodNotAllowed } from "../http/method-not-allowed";
 import { BOOKMARK_HEADER } from "../middleware/database";
 import { rateLimit } from "../middleware/rate-limit";
 import { OPERATIONS } from ".";
-import type { Operation } from "./operation";
+import { type Operation, toolAnnotations } from "./operation";
 
 type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Response | Promise<Response>;
 
@@ -34,6 +35,7 @@ const TOOLS = OPERATIONS.map((op) => ({
   name: op.tool,
   title: op.summary,
   description: op.description,
+  annotations: toolAnnotations(op),
   inputSchema: jsonSchema(op.body ?? op.query ?? op.params ?? z.object({}), "input"),
   outputSchema: jsonSchema(op.response, "output"),
 }));
@@ -99,17 +101,19 @@ function operationRequest(
 }
 
 export function mcpRoutes(fetchApp: FetchApp) {
-  return new Hono<AppEnv>().all("/", rateLimit, async (c) => {
-    // Tool calls run in sessions of their own, chained by bookmark, so the
-    // client's bookmark reaches them and theirs comes back on this response
-    // (without a tool call, the database middleware answers as for any request).
-    let bookmark = c.req.header(BOOKMARK_HEADER);
-    let returned: string | null = null;
-    const server = new Server({ name: "field-service-api", version: "1.0.0" }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
-    let body: unknown;
-    let request = c.req.raw;
-    if (c.req.method === "POST") {
+  // Stateless (contract 7): no sessions, no message of its own to stream, so
+  // GET (the optional SSE stream) and DELETE (ending a session) are 405.
+  return new Hono<AppEnv>()
+    .post("/", rateLimit, async (c) => {
+      // Tool calls run in sessions of their own, chained by bookmark, so the
+      // client's bookmark reaches them and theirs comes back on this response
+      // (without a tool call, the database middleware answers as for any request).
+      let bookmark = c.req.header(BOOKMARK_HEADER);
+      let returned: string | null = null;
+      const server = new Server({ name: "field-service-api", version: "1.0.0" }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+      let body: unknown;
+      let request = c.req.raw;
       const text = new TextDecoder().decode(await readCapped(c.req.raw, MCP_MAX_BODY_BYTES));
       try {
         body = JSON.parse(text);
@@ -117,31 +121,31 @@ export function mcpRoutes(fetchApp: FetchApp) {
         // Not JSON: the transport reads the text again and answers with its parse error.
         request = new Request(c.req.raw, { body: text });
       }
-    }
-    const sent = sentArguments(body);
-    server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
-      const op = OPERATIONS.find((o) => o.tool === params.name);
-      if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-      const args = sent.get(extra.requestId) ?? params.arguments ?? {};
-      const response = await fetchApp(
-        operationRequest(c, op, args, bookmark),
-        { ...c.env, RATE_LIMITER: UNLIMITED },
-        c.executionCtx,
-      );
-      returned = response.headers.get(BOOKMARK_HEADER) ?? returned;
-      bookmark = returned ?? bookmark;
-      const text = await response.text();
-      // A failure is a tool result carrying the problem document, not a protocol error.
-      if (!response.ok) return { isError: true, content: [{ type: "text", text }] };
-      return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
-    });
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
-    if (returned !== null) response.headers.set(BOOKMARK_HEADER, returned);
-    return response;
-  });
+      const sent = sentArguments(body);
+      server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
+        const op = OPERATIONS.find((o) => o.tool === params.name);
+        if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+        const args = sent.get(extra.requestId) ?? params.arguments ?? {};
+        const response = await fetchApp(
+          operationRequest(c, op, args, bookmark),
+          { ...c.env, RATE_LIMITER: UNLIMITED },
+          c.executionCtx,
+        );
+        returned = response.headers.get(BOOKMARK_HEADER) ?? returned;
+        bookmark = returned ?? bookmark;
+        const text = await response.text();
+        // A failure is a tool result carrying the problem document, not a protocol error.
+        if (!response.ok) return { isError: true, content: [{ type: "text", text }] };
+        return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+      });
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      await server.connect(transport);
+      const response = await transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
+      if (returned !== null) response.headers.set(BOOKMARK_HEADER, returned);
+      return response;
+    })
+    .all("/", methodNotAllowed("POST"));
 }

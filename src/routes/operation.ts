@@ -30,6 +30,12 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   /** The path as an OpenAPI template (`{id}` for a path parameter). */
   path: string;
   tag: string;
+  /**
+   * What it does to stored data: `read` never writes, `create` adds and never
+   * destroys, `change` alters what exists (the same arguments twice change it
+   * once). The MCP tool annotations and the document's `x-read-only` say so.
+   */
+  effect: "read" | "create" | "change";
   summary: string;
   description: string;
   /** The JSON body (a POST); with it come the body guard and Idempotency-Key. */
@@ -52,6 +58,17 @@ export const defineOperation = <
 >(
   operation: Operation<B, Q, P>,
 ): Operation => operation as Operation;
+
+/** The MCP tool annotations of an operation (agent hosts decide from them what may run unasked). */
+export function toolAnnotations(op: Operation) {
+  return {
+    title: op.summary,
+    readOnlyHint: op.effect === "read",
+    destructiveHint: op.effect === "change",
+    idempotentHint: op.effect !== "create",
+    openWorldHint: false,
+  };
+}
 
 /** Hono's form of an OpenAPI path template: `/accounts/{id}` → `/accounts/:id`. */
 export const routePath = (template: string) => template.replace(/\{(\w+)\}/g, ":$1");

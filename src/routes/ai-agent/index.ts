@@ -20,6 +20,7 @@ export const aiAgentOperations = [
     method: "post",
     path: "/api/v1/ai-agent/available-appointments",
     tag: "ai-agent",
+    effect: "read",
     summary: "Find available appointment slots",
     description:
       "The first `limit` (default 10) bookable slots starting at or after `dateTime` (earlier values are lifted to now + minimum notice), ascending, within the booking horizon. An empty list is a valid answer.",
@@ -39,6 +40,7 @@ export const aiAgentOperations = [
     method: "post",
     path: "/api/v1/ai-agent/is-booking-available",
     tag: "ai-agent",
+    effect: "read",
     summary: "Check whether one slot can be booked",
     description:
       "Answers for exactly the slot that starts at `dateTime`: `available`, the `reason` when not (in_the_past, beyond_horizon, closed, not_a_slot_start, too_soon, fully_booked — the first that applies), the slot itself, and up to 3 bookable alternatives after it.",
@@ -78,6 +80,7 @@ export const aiAgentOperations = [
     method: "post",
     path: "/api/v1/ai-agent/create-incident",
     tag: "ai-agent",
+    effect: "create",
     summary: "Log an incident and book its visit",
     description:
       "Logs a pest or service incident and books the slot that starts at `dateTime`, atomically: a slot is never booked beyond its capacity. If the slot cannot be booked nothing is stored and the answer is 409 `slot_unavailable` with `reason` and `alternatives`. `clientName` is linked to the account of that name (case-insensitive) when exactly one exists.",

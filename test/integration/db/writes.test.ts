@@ -1,0 +1,156 @@
+// src/db query functions of the API's resources, called directly: what each
+// stores and returns, the conditions in its one statement, and what its batch
+// records for a held Idempotency-Key (the recorded text is the answer).
+import { and, eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { contacts, idempotencyKeys, incidents } from "../../../drizzle/schema";
+import { getAccount, insertAccounts } from "../../../src/db/accounts";
+import { findActiveKey } from "../../../src/db/api-keys";
+import { createContact, listContacts } from "../../../src/db/contacts";
+import { claimKey, type HeldKey, releaseKey, storeOutcome } from "../../../src/db/idempotency";
+import { bookingsOverlapping, bookSlot } from "../../../src/db/incidents";
+import { createLead } from "../../../src/db/leads";
+import type { Org } from "../../../src/env";
+import { hashApiKey } from "../../../src/lib/api-keys";
+import { scheduleOf } from "../../../src/scheduling/schedule";
+import { importAccount } from "../../../src/schemas/accounts";
+import { createContactBody } from "../../../src/schemas/contacts";
+import { createLeadBody } from "../../../src/schemas/leads";
+import { addAccount, db, newTenant, openTenant, type Tenant } from "../../support/tenants";
+import { DAY, daysAhead, HOUR, MINUTE } from "../../support/time";
+
+/** The org as the auth middleware reads it. */
+async function orgOf(tenant: Tenant): Promise<Org> {
+  const key = (await findActiveKey(db(), await hashApiKey(tenant.apiKey)))!;
+  return { id: key.orgId, schedule: scheduleOf(key.timeZone, key.schedule), maxBookingMs: key.maxSlotMinutes * MINUTE };
+}
+
+/** A key claimed now for `tenant`, as the idempotency middleware claims one. */
+async function held(tenant: Tenant, key = crypto.randomUUID()): Promise<HeldKey> {
+  const claim = { orgId: tenant.orgId, key, claimedAt: Date.now() };
+  expect((await claimKey(db(), claim, "hash")).claimed).toBe(true);
+  return claim;
+}
+
+const recordOf = async (key: HeldKey) =>
+  (
+    await db()
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.orgId, key.orgId), eq(idempotencyKeys.key, key.key)))
+  )[0];
+
+describe("accounts", () => {
+  it("insertAccounts stores every row across several statements; null and nothing written for an unknown org", async () => {
+    const t = await newTenant();
+    const rows = Array.from({ length: 1_201 }, (_, i) => importAccount.parse({ name: `Acct ${i}`, city: "Leeds" }));
+    const result = (await insertAccounts(db(), t.orgId, rows))!;
+    expect(result.imported).toBe(1_201);
+    const last = result.accounts.at(-1)!;
+    expect(await getAccount(db(), t.orgId, last.id)).toMatchObject({ id: last.id, name: "Acct 1200", city: "Leeds" });
+    expect(await getAccount(db(), (await newTenant()).orgId, last.id)).toBeUndefined();
+    expect(await insertAccounts(db(), "org_missing", rows)).toBeNull();
+  });
+});
+
+describe("leads and contacts", () => {
+  it("createLead returns the stored row's JSON, recorded for a held key in the same batch", async () => {
+    const t = await newTenant();
+    const lead = createLeadBody.parse({ firstName: "Ann", estimatedCloseDate: "2026-12-01" });
+    const plain = await createLead(db(), { orgId: t.orgId, lead, now: 1_700_000_000_000 });
+    expect(plain.recorded).toBe(false);
+    expect(JSON.parse(plain.body)).toMatchObject({ firstName: "Ann", estimatedCloseDate: "2026-12-01T00:00:00.000Z" });
+    const key = await held(t);
+    const written = await createLead(db(), { orgId: t.orgId, lead, now: Date.now(), held: key });
+    expect(written.recorded).toBe(true);
+    expect(await recordOf(key)).toMatchObject({ status: 200, body: written.body });
+  });
+
+  it("createContact refuses another org's account (null, nothing stored, nothing recorded)", async () => {
+    const t = await newTenant();
+    const foreign = await addAccount(await newTenant(), "Theirs");
+    const key = await held(t);
+    const contact = createContactBody.parse({ firstName: "Bo", accountId: foreign.id });
+    expect(await createContact(db(), { orgId: t.orgId, contact, now: Date.now(), held: key })).toBeNull();
+    expect(await db().select().from(contacts).where(eq(contacts.orgId, t.orgId))).toEqual([]);
+    expect(await recordOf(key)).toMatchObject({ status: null, body: null });
+    await releaseKey(db(), key);
+    expect(await recordOf(key)).toBeUndefined();
+  });
+
+  it("listContacts pages by keyset with any limit, filters as asked", async () => {
+    const t = await newTenant();
+    const account = await addAccount(t, "Linked");
+    for (let i = 0; i < 5; i++) {
+      const contact = createContactBody.parse({ firstName: `C${i}`, accountId: i % 2 ? account.id : null });
+      await createContact(db(), { orgId: t.orgId, contact, now: 1_000 + i });
+    }
+    const first = await listContacts(db(), { orgId: t.orgId, filters: {}, limit: 2 });
+    expect(first.rows.map((r) => r.firstName)).toEqual(["C0", "C1"]);
+    expect(first.hasMore).toBe(true);
+    const rest = await listContacts(db(), { orgId: t.orgId, filters: {}, after: first.rows[1], limit: 10 });
+    expect(rest).toMatchObject({
+      hasMore: false,
+      rows: [{ firstName: "C2" }, { firstName: "C3" }, { firstName: "C4" }],
+    });
+    const linked = await listContacts(db(), { orgId: t.orgId, filters: { accountId: account.id }, limit: 10 });
+    expect(linked.rows.map((r) => r.firstName)).toEqual(["C1", "C3"]);
+  });
+});
+
+describe("bookings", () => {
+  const incident = { clientName: "Acme", insectName: "Ants" };
+
+  it("bookSlot books up to capacity, links the one account of the name, and answers the places left", async () => {
+    const t = await openTenant("Booker", { capacity: 2 });
+    const account = await addAccount(t, "ACME");
+    const org = await orgOf(t);
+    const slot = { start: daysAhead(2, 10), end: daysAhead(2, 11) };
+    const now = Date.now();
+    const first = JSON.parse((await bookSlot(db(), { org, slot, incident, now }))!.body);
+    expect(first).toMatchObject({ accountId: account.id, dateTime: new Date(slot.start).toISOString() });
+    expect(first.appointment).toMatchObject({ start: new Date(slot.start).toISOString(), remaining: 1 });
+    const second = JSON.parse((await bookSlot(db(), { org, slot, incident, now }))!.body);
+    expect(second.appointment.remaining).toBe(0);
+    expect(await bookSlot(db(), { org, slot, incident, now })).toBeNull();
+    // An overlapping range sees the two bookings as one group.
+    expect(await bookingsOverlapping(db(), org, [{ start: slot.start - HOUR, end: slot.end + DAY }])).toEqual([
+      { startsAt: slot.start, endsAt: slot.end, count: 2 },
+    ]);
+    await addAccount(t, "acme");
+    const ambiguous = JSON.parse(
+      (await bookSlot(db(), { org, slot: { start: slot.end, end: slot.end + HOUR }, incident, now }))!.body,
+    );
+    expect(ambiguous.accountId).toBeNull();
+  });
+
+  it("with a held key, the answer is the very text the batch recorded", async () => {
+    const t = await openTenant("Recorder", { capacity: 3 });
+    const org = await orgOf(t);
+    const key = await held(t);
+    const slot = { start: daysAhead(3, 9), end: daysAhead(3, 10) };
+    const booked = (await bookSlot(db(), {
+      org,
+      slot,
+      incident: { clientName: 'Quote "me" \\ ☃', insectName: "x" },
+      now: Date.now(),
+      held: key,
+    }))!;
+    expect(booked.recorded).toBe(true);
+    expect(await recordOf(key)).toMatchObject({ status: 200, contentType: "application/json", body: booked.body });
+    expect(JSON.parse(booked.body)).toMatchObject({ clientName: 'Quote "me" \\ ☃', appointment: { remaining: 2 } });
+  });
+
+  it("a lapsed claim (another request took the key over) still books and answers, unrecorded", async () => {
+    const t = await openTenant("Lapsed");
+    const org = await orgOf(t);
+    const key = await held(t);
+    await storeOutcome(db(), key, { status: 200, contentType: "application/json", body: "{}" });
+    const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
+    const booked = (await bookSlot(db(), { org, slot, incident, now: Date.now(), held: key }))!;
+    expect(booked.recorded).toBe(false);
+    expect(JSON.parse(booked.body).appointment.remaining).toBe(0);
+    expect((await recordOf(key))?.body).toBe("{}");
+    expect(await db().select().from(incidents).where(eq(incidents.orgId, t.orgId))).toHaveLength(1);
+  });
+});
