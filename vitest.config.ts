@@ -20,13 +20,14 @@ export default defineConfig({
         ],
         test: {
           name: "worker",
-          include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
-          setupFiles: ["./test/apply-migrations.ts"],
+          include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts", "test/security/**/*.test.ts"],
+          exclude: ["**/*.node.test.ts"],
+          setupFiles: ["./test/support/apply-migrations.ts"],
         },
       },
       {
-        // Node-side checks that need no server (ajv-based validators cannot run in workerd).
-        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+        // Node-side checks that need no server (ajv-based validators cannot run in workerd): *.node.test.ts.
+        test: { name: "node", include: ["test/**/*.node.test.ts"], environment: "node" },
       },
       {
         // End-to-end tests drive a real `wrangler dev` and the admin CLI from Node.

@@ -52,12 +52,31 @@ async function main(argv: string[]): Promise<number> {
   const target: Target = { remote: flags.remote === true, persistTo: flags["persist-to"] };
   const { d1, dispose } = await connect(target);
   try {
-    const result = await command(createDb(d1), flags);
+    const result = await whileLocked(() => command(createDb(d1), flags));
     await write(flags.json ? `${JSON.stringify(result)}\n` : humanReadable(result));
   } finally {
     await dispose();
   }
   return 0;
+}
+
+// Local state is one SQLite file that a running `wrangler dev` also writes;
+// a write of ours that meets its lock fails whole and wrote nothing (workerd
+// logs SQLITE_BUSY and throws only "internal error; reference = …"), and
+// every command is a single batch or reads before one write, so the command
+// is simply run again.
+const LOCKED = /SQLITE_BUSY|database is locked|internal error; reference = /;
+
+async function whileLocked<T>(run: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error);
+      if (attempt >= attempts || !LOCKED.test(text)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
 }
 
 function humanReadable(result: object): string {

@@ -22,7 +22,7 @@ export function toFieldErrors(issues: readonly Issue[], input: unknown, known: r
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((key) => {
-        const match = known.find((name) => name.toLowerCase() === key.toLowerCase());
+        const match = known.find((name) => squash(name) === squash(key));
         const hint = match ? `; did you mean '${match}'?` : "";
         return { path: path ? `${path}.${key}` : key, code: "unknown_field", message: `unknown field${hint}` };
       });
@@ -30,6 +30,9 @@ export function toFieldErrors(issues: readonly Issue[], input: unknown, known: r
     return [{ path, ...describe(issue, valueAt(input, issue.path)) }];
   });
 }
+
+/** A field name with case, `_` and `-` ignored: `client_name`, `Client-Name` and `clientName` are one name. */
+const squash = (name: string) => name.replace(/[_-]/g, "").toLowerCase();
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;

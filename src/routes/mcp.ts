@@ -18,6 +18,13 @@ import { type Operation, toolAnnotations } from "./operation";
 
 type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Response | Promise<Response>;
 
+/** Applies a schema's own `override` (as zod-openapi does for the document), so tools and document agree. */
+function documentedAs({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; jsonSchema: Record<string, unknown> }) {
+  const override = (z.globalRegistry.get(zodSchema) as { override?: unknown } | undefined)?.override;
+  delete jsonSchema.override;
+  if (typeof override === "function") override({ jsonSchema });
+}
+
 /** JSON Schema of a zod object schema with the object at the root, as MCP wants (zod puts schemas with an id behind a $ref). */
 function jsonSchema(schema: z.ZodType, io: "input" | "output") {
   const {
@@ -25,7 +32,7 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output") {
     $ref,
     $defs,
     ...root
-  } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  } = z.toJSONSchema(schema, { io, unrepresentable: "any", override: documentedAs }) as Record<string, unknown>;
   const defs = $defs as Record<string, object> | undefined;
   const target = typeof $ref === "string" && defs ? defs[$ref.replace("#/$defs/", "")] : root;
   return { ...target, ...(defs ? { $defs: defs } : {}) } as { type: "object" };

@@ -92,3 +92,23 @@ export const phoneFields = {
   mobilePhone: optionalText(LIMITS.phone),
   businessPhone: optionalText(LIMITS.phone),
 };
+
+/**
+ * An optional integer query parameter: validated as the text a query value
+ * is (so `limit=007` and `limit=1e2` keep their answers), documented as the
+ * integer it means, with its bounds and default, for generated clients.
+ */
+export const queryInteger = ({ min, max, default: fallback }: { min: number; max: number; default: number }) =>
+  z
+    .string()
+    .regex(/^\d{1,6}$/, "must be an integer")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .optional()
+    .transform((v) => v ?? fallback)
+    .meta({
+      override: ({ jsonSchema }) => {
+        for (const key of Object.keys(jsonSchema)) delete jsonSchema[key as keyof typeof jsonSchema];
+        Object.assign(jsonSchema, { type: "integer", minimum: min, maximum: max, default: fallback });
+      },
+    });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addressFields, dateTime, LIMITS, optionalEmail, optionalText, phoneFields } from "./common";
+import { addressFields, dateTime, LIMITS, optionalEmail, optionalText, phoneFields, queryInteger } from "./common";
 
 const REACHABLE_BY = ["firstName", "lastName", "email", "mobilePhone", "businessPhone"] as const;
 
@@ -27,13 +27,7 @@ export const createContactBody = z
 export type NewContact = z.output<typeof createContactBody>;
 
 export const listContactsQuery = z.strictObject({
-  limit: z
-    .string()
-    .regex(/^\d{1,6}$/, "must be an integer")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(200))
-    .optional()
-    .transform((v) => v ?? 50),
+  limit: queryInteger({ min: 1, max: 200, default: 50 }),
   cursor: z.string().max(1024).optional(),
   accountId: z.string().trim().max(LIMITS.name).optional(),
   email: z.string().trim().max(LIMITS.email).optional(),

@@ -16,6 +16,8 @@ import { parseArgs } from "node:util";
 import autocannon, { type Result } from "autocannon";
 import { candidateSlots } from "../../src/scheduling/slots";
 import { applyMigrations, configWithRateLimit, DevServer, freePort, ROOT } from "../e2e/harness";
+import { credentialsOf } from "../support/http";
+import { DAY } from "../support/time";
 import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
 
 const { values: options } = parseArgs({
@@ -33,7 +35,6 @@ const SECONDS = Number(options.seconds);
 const CONNECTIONS = Number(options.connections);
 const DEPTH = Number(options.depth);
 const PAGE = 50;
-const DAY = 86_400_000;
 
 interface Case {
   name: string;
@@ -45,7 +46,7 @@ interface Case {
 }
 
 const headersOf = (org: BenchOrg | null, json: boolean): Record<string, string> => ({
-  ...(org ? { "X-API-KEY": org.apiKey, "X-ORG-ID": org.orgId } : {}),
+  ...(org ? credentialsOf(org) : {}),
   ...(json ? { "Content-Type": "application/json" } : {}),
 });
 

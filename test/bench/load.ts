@@ -1,8 +1,8 @@
 // `npm run load`: the full load run — 50 concurrent connections of mixed
 // traffic against a real `wrangler dev` for up to 30 s (override with
 // LOAD_SECONDS, LOAD_CONNECTIONS, LOAD_ORGS), then every check of
-// test/e2e/load.ts. Prints the figures line; exits non-zero on any violation.
-import { figures, type LoadReport, runLoad } from "../e2e/load";
+// test/bench/load-run.ts. Prints the figures line; exits non-zero on any violation.
+import { figures, type LoadReport, runLoad } from "./load-run";
 
 const seconds = Math.min(30, Number(process.env.LOAD_SECONDS ?? 30));
 const connections = Number(process.env.LOAD_CONNECTIONS ?? 50);

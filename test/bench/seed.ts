@@ -3,14 +3,16 @@
 // `accounts import` (multi-row INSERT … SELECT FROM json_each, in one batch):
 // a heavy org with 100,000 contacts and 20,000 bookings spread over a year,
 // and an empty org with the same schedule.
-import { accounts, contacts, incidents } from "../../drizzle/schema";
+import { contacts, incidents } from "../../drizzle/schema";
+import { insertAccounts } from "../../src/db/accounts";
 import { createDb, type Db } from "../../src/db/client";
 import { connect } from "../../src/db/connect";
 import { createOrg, storeSchedule } from "../../src/db/orgs";
 import { newId } from "../../src/lib/ids";
 import { candidateSlots } from "../../src/scheduling/slots";
+import { importAccount } from "../../src/schemas/accounts";
+import { DAY } from "../support/time";
 
-const DAY = 86_400_000;
 const ROWS_PER_STATEMENT = 1_000;
 
 export const BENCH_SCHEDULE = {
@@ -36,13 +38,13 @@ export interface BenchOrg {
 }
 
 /** Inserts `rows` (arrays in `columns` order) with one JSON parameter per statement, all in one atomic batch. */
-async function bulkInsert(db: Db, table: string, columns: string[], orgId: string, rows: unknown[][]) {
+async function bulkInsert(d1: D1Database, table: string, columns: string[], orgId: string, rows: unknown[][]) {
   const sql = `INSERT INTO ${table} (org_id, ${columns.join(", ")}) SELECT ?1, ${columns.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?2)`;
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    statements.push(db.$client.prepare(sql).bind(orgId, JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT))));
+    statements.push(d1.prepare(sql).bind(orgId, JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT))));
   }
-  await db.$client.batch(statements);
+  await d1.batch(statements);
 }
 
 /** SQL names of a drizzle table's columns. */
@@ -51,15 +53,10 @@ const col = <K extends string>(table: Record<K, { name: string }>, names: K[]) =
 async function newOrg(db: Db, name: string, accountCount: number, now: number): Promise<BenchOrg> {
   const { orgId, apiKey } = await createOrg(db, { name, timeZone: BENCH_SCHEDULE.timeZone, now });
   await storeSchedule(db, orgId, BENCH_SCHEDULE);
-  const rows = Array.from({ length: accountCount }, (_, i) => [
-    newId("acct", now),
-    `Account ${i}`,
-    `account ${i}`,
-    now,
-    now,
-  ]);
-  await bulkInsert(db, "accounts", col(accounts, ["id", "name", "nameLower", "createdAt", "updatedAt"]), orgId, rows);
-  return { orgId, apiKey, accountId: rows[0]![0] as string };
+  // The same bulk insert as `accounts import`.
+  const rows = Array.from({ length: accountCount }, (_, i) => importAccount.parse({ name: `Account ${i}` }));
+  const { accounts } = (await insertAccounts(db, orgId, rows, now))!;
+  return { orgId, apiKey, accountId: accounts[0]!.id };
 }
 
 export async function seed(stateDir: string, contactCount: number, bookingCount: number, now = Date.now()) {
@@ -90,7 +87,7 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
       ];
     });
     await bulkInsert(
-      db,
+      d1,
       "contacts",
       col(contacts, [
         "id",
@@ -131,7 +128,7 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
       ]);
     }
     await bulkInsert(
-      db,
+      d1,
       "incidents",
       col(incidents, ["id", "clientName", "insectName", "accountId", "startsAt", "endsAt", "createdAt"]),
       heavy.orgId,

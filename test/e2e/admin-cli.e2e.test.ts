@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, applyMigrations, jsonLine, run } from "./harness";
+import { admin, applyMigrations, cli, jsonLine, run } from "./harness";
 
 let dir: string;
 let orgId: string;
@@ -96,7 +96,7 @@ describe("demo seed", () => {
     const second = jsonLine<{ orgId: string; accounts: number }>(await admin(dir, ["demo", "seed"]), "demo seed again");
     expect(first).toEqual(second);
     expect(first).toMatchObject({ orgId: "org_demo", accounts: 3 });
-    const remote = await run("npx", ["tsx", "src/cli/main.ts", "demo", "seed", "--remote", "--json"]);
+    const remote = await cli(["demo", "seed", "--remote", "--json"]);
     expect(remote.code).not.toBe(0);
     expect(remote.stderr).toMatch(/never seeded with --remote/);
   });

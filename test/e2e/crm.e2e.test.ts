@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTH_CACHE_TTL_MS } from "../../src/middleware/auth";
-import { expectProblem } from "../read-response";
+import { expectProblem } from "../support/problem";
 import {
   type ApiResponse,
   admin,
@@ -239,7 +239,7 @@ describe("authentication", () => {
 
 describe("leads", () => {
   it("creates an empty lead with every field null", async () => {
-    const res = await asA("/api/v1/leads", { json: {} });
+    const res = await asA("/api/v1/leads", { body: {} });
     expect(res.status, res.text).toBe(200);
     expect(res.body.id).toMatch(/^lead_/);
     expect(res.body.createdAt).toMatch(ISO);
@@ -247,11 +247,11 @@ describe("leads", () => {
   });
 
   it("rejects a malformed email, a naive date-time and a misspelled field", async () => {
-    expectFieldError(await asA("/api/v1/leads", { json: { email: "nope" } }), "email", "invalid_format");
-    const naive = await asA("/api/v1/leads", { json: { estimatedCloseDate: "2026-11-23T14:00:00" } });
+    expectFieldError(await asA("/api/v1/leads", { body: { email: "nope" } }), "email", "invalid_format");
+    const naive = await asA("/api/v1/leads", { body: { estimatedCloseDate: "2026-11-23T14:00:00" } });
     expectProblem(naive, 422, "validation_failed");
     expect(naive.body.errors).toContainEqual(expect.objectContaining({ path: "estimatedCloseDate" }));
-    const typo = await asA("/api/v1/leads", { json: { firstname: "x" } });
+    const typo = await asA("/api/v1/leads", { body: { firstname: "x" } });
     expectFieldError(typo, "firstname", "unknown_field");
     expect(typo.body.errors.find((e: { path: string }) => e.path === "firstname").message).toContain(
       "did you mean 'firstName'",
@@ -287,7 +287,7 @@ describe("accounts and contacts across orgs", () => {
 
   it("links a contact to the org's own account only, writing nothing otherwise", async () => {
     const accountId = importA.accounts[0]!.id;
-    const res = await asA("/api/v1/contacts", { json: { firstName: "Ann", accountId } });
+    const res = await asA("/api/v1/contacts", { body: { firstName: "Ann", accountId } });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({
       id: expect.stringMatching(/^ct_/),
@@ -299,7 +299,7 @@ describe("accounts and contacts across orgs", () => {
     orgAContactIds.push(res.body.id);
 
     expectFieldError(
-      await asB("/api/v1/contacts", { json: { firstName: "Ann", accountId } }),
+      await asB("/api/v1/contacts", { body: { firstName: "Ann", accountId } }),
       "accountId",
       "account_not_found",
     );
@@ -314,7 +314,7 @@ describe("contact pagination", () => {
     const names = Array.from({ length: 25 }, (_, i) => `P${String(i + 1).padStart(2, "0")}`);
     for (let i = 0; i < names.length; i += 5) {
       const created = await Promise.all(
-        names.slice(i, i + 5).map((firstName) => asA("/api/v1/contacts", { json: { firstName } })),
+        names.slice(i, i + 5).map((firstName) => asA("/api/v1/contacts", { body: { firstName } })),
       );
       for (const res of created) {
         expect(res.status, res.text).toBe(200);
@@ -390,8 +390,8 @@ describe("error responses", () => {
   });
 
   it("checks media type, size and JSON syntax of bodies", async () => {
-    const post = (raw: string, contentType = "application/json") =>
-      asA("/api/v1/leads", { raw, headers: { "Content-Type": contentType } });
+    const post = (rawBody: string, contentType = "application/json") =>
+      asA("/api/v1/leads", { rawBody, headers: { "Content-Type": contentType } });
     expectProblem(await post('{"firstName":"x"}', "text/plain"), 415, "unsupported_media_type");
     expectProblem(await post(`{"firstName":"${"x".repeat(70_000)}"}`), 413, "payload_too_large");
     expectProblem(await post("{not json"), 400, "malformed_json");

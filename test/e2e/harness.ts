@@ -6,7 +6,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type ReadResponse, readResponse } from "../read-response";
+import { type Credentials, type ReadResponse, type RequestOptions, readResponse, toRequest } from "../support/http";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -63,9 +63,11 @@ export async function applyMigrations(stateDir: string, config?: string): Promis
     throw new Error(`migrations failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
 }
 
+/** `npx tsx src/cli/main.ts <args>`: the admin CLI as a user runs it. */
+export const cli = (args: string[]) => run("npx", ["tsx", "src/cli/main.ts", ...args]);
+
 /** `npx tsx src/cli/main.ts <args> --persist-to <dir> --json`. */
-export const admin = (stateDir: string, args: string[]) =>
-  run("npx", ["tsx", "src/cli/main.ts", ...args, "--persist-to", stateDir, "--json"]);
+export const admin = (stateDir: string, args: string[]) => cli([...args, "--persist-to", stateDir, "--json"]);
 
 /** The one JSON line a successful `--json` CLI run prints; throws with the CLI's stderr otherwise. */
 export function jsonLine<T>(result: RunResult, what: string): T {
@@ -206,39 +208,16 @@ export class DevServer {
   }
 }
 
-export interface Tenant {
-  orgId: string;
-  apiKey: string;
-}
-
+export type Tenant = Credentials;
 export type ApiResponse = ReadResponse;
+export type { RequestOptions };
 
-export interface RequestOptions {
-  method?: string;
-  /** Sent as JSON with Content-Type application/json. */
-  json?: unknown;
-  /** Sent verbatim (set Content-Type yourself). */
-  raw?: string;
-  headers?: Record<string, string>;
-}
-
-/** One HTTP call as `tenant` (no credentials when null); the body is parsed when it is JSON. */
+/** One HTTP call as `tenant` (no credentials when null), written and read as the worker-side tests' call(). */
 export async function request(
   baseUrl: string,
   tenant: Tenant | null,
   urlPath: string,
   options: RequestOptions = {},
 ): Promise<ApiResponse> {
-  const headers: Record<string, string> = {
-    ...(tenant ? { "X-API-KEY": tenant.apiKey, "X-ORG-ID": tenant.orgId } : {}),
-    ...(options.json !== undefined ? { "Content-Type": "application/json" } : {}),
-    ...options.headers,
-  };
-  const hasBody = options.json !== undefined || options.raw !== undefined;
-  const response = await fetch(`${baseUrl}${urlPath}`, {
-    method: options.method ?? (hasBody ? "POST" : "GET"),
-    headers,
-    body: options.raw ?? (options.json === undefined ? undefined : JSON.stringify(options.json)),
-  });
-  return readResponse(response);
+  return readResponse(await fetch(toRequest(`${baseUrl}${urlPath}`, tenant, options)));
 }

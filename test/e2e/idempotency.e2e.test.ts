@@ -12,8 +12,9 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectProblem } from "../read-response";
-import { OPEN_ALWAYS } from "../schedules";
+import { expectProblem } from "../support/problem";
+import { OPEN_ALWAYS } from "../support/schedules";
+import { slotAt } from "../support/time";
 import {
   type ApiResponse,
   admin,
@@ -28,15 +29,13 @@ import {
   type Tenant,
 } from "./harness";
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const RACERS = 20;
 const CAPACITY = 3;
 const LIMIT = 5;
 
-const today = Math.floor(Date.now() / DAY) * DAY;
-/** `hour`:00 UTC, `days` days after today: open, far from notice and horizon edges. */
-const at = (days: number, hour: number) => new Date(today + days * DAY + hour * HOUR).toISOString();
+const NOW = Date.now();
+/** `hour`:00 UTC, `days` days after today (as the suite started): open, far from notice and horizon edges. */
+const at = (days: number, hour: number) => slotAt(days, hour, NOW);
 
 const utcSchedule = (capacity: number) => ({
   timeZone: "UTC",
@@ -116,7 +115,7 @@ function idem(tenant: Tenant | null, urlPath: string, options: RequestOptions = 
   return request(idemServer.baseUrl, tenant, urlPath, options);
 }
 
-const withKey = (key: string, json: unknown): RequestOptions => ({ json, headers: { "Idempotency-Key": key } });
+const withKey = (key: string, json: unknown): RequestOptions => ({ body: json, headers: { "Idempotency-Key": key } });
 const replayedHeader = (res: ApiResponse) => res.headers.get("Idempotent-Replayed");
 
 function expectReplayOf(res: ApiResponse, first: ApiResponse) {
@@ -127,7 +126,7 @@ function expectReplayOf(res: ApiResponse, first: ApiResponse) {
 }
 
 async function remainingAt(tenant: Tenant, dateTime: string): Promise<number> {
-  const res = await idem(tenant, "/api/v1/ai-agent/is-booking-available", { json: { dateTime } });
+  const res = await idem(tenant, "/api/v1/ai-agent/is-booking-available", { body: { dateTime } });
   expect(res.status, res.text).toBe(200);
   return res.body.slot.remaining;
 }
@@ -243,10 +242,10 @@ describe(`the real RATE_LIMITER binding (${LIMIT} requests a minute per org)`, (
 
     const allowed: [string, RequestOptions][] = [
       ["/api/v1/contacts", {}],
-      ["/api/v1/leads", { json: { firstName: "One" } }],
-      ["/api/v1/contacts", { json: { firstName: "Two" } }],
+      ["/api/v1/leads", { body: { firstName: "One" } }],
+      ["/api/v1/contacts", { body: { firstName: "Two" } }],
       ["/api/v1/contacts?limit=1", {}],
-      ["/api/v1/leads", { json: {} }],
+      ["/api/v1/leads", { body: {} }],
     ];
     expect(allowed).toHaveLength(LIMIT);
     for (const [urlPath, options] of allowed) {
@@ -254,14 +253,14 @@ describe(`the real RATE_LIMITER binding (${LIMIT} requests a minute per org)`, (
       expect(res.status, `${urlPath}: ${res.text}`).toBe(200);
     }
 
-    const refused = await limited(orgA, "/api/v1/leads", { json: { firstName: "Six" } });
+    const refused = await limited(orgA, "/api/v1/leads", { body: { firstName: "Six" } });
     expectProblem(refused, 429, "rate_limited");
     expect(refused.headers.get("Retry-After")).toBe("60");
     // Still refused, whatever the operation, while the window lasts; the
     // checks that come before the limit still answer first.
     expectProblem(await limited(orgA, "/api/v1/contacts"), 429, "rate_limited");
     expectProblem(
-      await limited(orgA, "/api/v1/leads", { raw: "x", headers: { "Content-Type": "text/plain" } }),
+      await limited(orgA, "/api/v1/leads", { rawBody: "x", headers: { "Content-Type": "text/plain" } }),
       429,
       "rate_limited",
     );

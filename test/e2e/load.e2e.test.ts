@@ -5,7 +5,7 @@
 // in D1 and by the answers, no negative remaining, and no 429 (the load is
 // spread over orgs within the rate limit). The figures line goes to stderr.
 import { describe, expect, it } from "vitest";
-import { figures, runLoad } from "./load";
+import { figures, runLoad } from "../bench/load-run";
 
 describe("mixed traffic under load", () => {
   it("50 connections for 8 s: no 5xx, no lost write, no overbooked slot, no 429", async () => {

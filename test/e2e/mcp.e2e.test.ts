@@ -8,7 +8,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OPEN_ALWAYS } from "../schedules";
+import { credentialsOf } from "../support/http";
+import { OPEN_ALWAYS } from "../support/schedules";
+import { slotAt } from "../support/time";
 import { admin, applyMigrations, DevServer, freePort, jsonLine } from "./harness";
 
 let dir: string;
@@ -38,15 +40,14 @@ const json = (result: object): any => JSON.parse((result as { content: { text: s
 describe("MCP over wrangler dev", () => {
   it("lists the tools, finds slots, books one and sees it gone", async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${server!.baseUrl}/mcp`), {
-      requestInit: { headers: { "X-API-KEY": org.apiKey, "X-ORG-ID": org.orgId } },
+      requestInit: { headers: credentialsOf(org) },
     });
     const client = new Client({ name: "e2e-agent", version: "1.0.0" });
     await client.connect(transport);
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(7);
 
-    const day = Math.floor(Date.now() / 86_400_000) * 86_400_000;
-    const from = new Date(day + 2 * 86_400_000 + 10 * 3_600_000).toISOString();
+    const from = slotAt(2, 10);
     const found = json(
       await client.callTool({ name: "find_available_appointments", arguments: { dateTime: from, limit: 3 } }),
     );

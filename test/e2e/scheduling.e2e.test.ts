@@ -8,7 +8,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { everyDay, OPEN_ALWAYS } from "../schedules";
+import { everyDay, OPEN_ALWAYS } from "../support/schedules";
+import { DAY, HOUR, slotAt } from "../support/time";
 import {
   type ApiResponse,
   admin,
@@ -32,7 +33,6 @@ interface SlotView {
   remaining: number;
 }
 
-const HOUR = 3_600_000;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const RACERS = 50;
 
@@ -53,10 +53,9 @@ const NEW_YORK_SCHEDULE = {
   horizonDays: 365,
   weeklyHours: everyDay(["00:00", "06:00"]),
 };
-// Midnight UTC of today; every target slot is a whole UTC hour at least two days ahead.
-const now = new Date();
-const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-const at = (days: number, hour: number) => new Date(today + days * 24 * HOUR + hour * HOUR).toISOString();
+// Every target slot is a whole UTC hour at least two days after today (as the suite started).
+const NOW = Date.now();
+const at = (days: number, hour: number) => slotAt(days, hour, NOW);
 
 let stateDir: string | undefined;
 let server: DevServer | undefined;
@@ -114,7 +113,7 @@ afterAll(async () => {
 
 function post(tenant: Tenant, endpoint: string, json: unknown): Promise<ApiResponse> {
   if (!server) throw new Error("the server did not start");
-  return request(server.baseUrl, tenant, `/api/v1/ai-agent/${endpoint}`, { json });
+  return request(server.baseUrl, tenant, `/api/v1/ai-agent/${endpoint}`, { body: json });
 }
 
 async function appointments(tenant: Tenant, dateTime: string, limit: number): Promise<SlotView[]> {
@@ -318,7 +317,7 @@ const nthSunday = (year: number, month: number, nth: number) =>
 
 /** The next date, as its local midnight in New York (`utcHour` the UTC hour of it), whose midnight is still ahead. */
 function nextNewYorkSunday(month: number, nth: number, utcHour: number) {
-  for (let year = now.getUTCFullYear(); ; year++) {
+  for (let year = new Date(NOW).getUTCFullYear(); ; year++) {
     const day = nthSunday(year, month, nth);
     const midnight = Date.UTC(year, month, day, utcHour);
     if (midnight > Date.now())
@@ -359,7 +358,7 @@ describe("DST days in America/New_York, over HTTP", () => {
     "offers the %s day's slots, each exactly one hour long",
     async (_label, month: number, nth: number, utcHour: number, expected: string[]) => {
       const { date, midnight } = nextNewYorkSunday(month, nth, utcHour);
-      expect(midnight + 6 * HOUR, `${date} lies beyond the 365-day horizon`).toBeLessThan(Date.now() + 365 * 24 * HOUR);
+      expect(midnight + 6 * HOUR, `${date} lies beyond the 365-day horizon`).toBeLessThan(Date.now() + 365 * DAY);
       const res = await post(orgNY, "available-appointments", { dateTime: new Date(midnight).toISOString(), limit: 8 });
       expect(res.status, res.text).toBe(200);
       expect(res.body.timeZone).toBe("America/New_York");

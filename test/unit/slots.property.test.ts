@@ -5,9 +5,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Schedule } from "../../src/scheduling/schedule";
 import { assessSlot, candidateSlots, findBookable, remainingCounter, slotAt } from "../../src/scheduling/slots";
-import { weeklyHours, ZONES } from "../schedule-arbitraries";
+import { weeklyHours, ZONES } from "../support/schedules";
+import { MINUTE } from "../support/time";
 
-const MINUTE = 60_000;
 // Instants near DST changes of those zones, so that random `now`s meet them often.
 const ANCHORS = [
   "2026-03-08T07:00:00Z",

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SCHEDULE, type Interval, type Schedule, type Weekday } from "../../src/scheduling/schedule";
 import { assessSlot, type Booking, candidateSlots, findBookable, slotView } from "../../src/scheduling/slots";
+import { HOUR, MINUTE } from "../support/time";
 
 const CLOSED_WEEK: Record<Weekday, Interval[]> = { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] };
-const HOUR = 3_600_000;
 
 function schedule(timeZone: string, overrides: Partial<Schedule> = {}): Schedule {
   return { ...DEFAULT_SCHEDULE, timeZone, weeklyHours: CLOSED_WEEK, ...overrides };
@@ -15,7 +15,7 @@ const on = (day: Weekday, ...intervals: Interval[]) => ({ ...CLOSED_WEEK, [day]:
 function day(s: Schedule, fromIso: string, untilIso: string) {
   return [...candidateSlots(s, at(fromIso), at(untilIso))].map((slot) => {
     const view = slotView({ ...slot, remaining: 0 }, s.timeZone);
-    expect(slot.end - slot.start).toBe(s.slotMinutes * 60_000);
+    expect(slot.end - slot.start).toBe(s.slotMinutes * MINUTE);
     return [view.start, view.localStart];
   });
 }
@@ -216,7 +216,7 @@ describe("findBookable", () => {
       { startsAt: at("2026-11-23T14:30:00Z"), endsAt: at("2026-11-23T16:00:00Z") },
       { startsAt: at("2026-11-23T16:00:00Z"), endsAt: at("2026-11-23T17:00:00Z") },
     ];
-    const slots = query({ schedule: { ...OFFICE, capacity: 2 }, bookings, maxBookingMs: 90 * 60_000, limit: 3 });
+    const slots = query({ schedule: { ...OFFICE, capacity: 2 }, bookings, maxBookingMs: 90 * MINUTE, limit: 3 });
     expect(slots).toEqual([
       ["2026-11-23T15:00:00.000Z", 1],
       ["2026-11-23T16:00:00.000Z", 1],

@@ -37,11 +37,23 @@ describe("lead validation", () => {
     expect(errorsOf(createLeadBody, input)).toEqual(expected);
   });
 
-  it("hints at the field an unknown one resembles", () => {
-    const result = createLeadBody.safeParse({ companyname: "x" });
+  it.each([
+    ["companyname", "companyName"],
+    ["company_name", "companyName"],
+    ["Company-Name", "companyName"],
+    ["first_name", "firstName"],
+    ["ESTIMATED_CLOSE_DATE", "estimatedCloseDate"],
+  ])("hints at the field an unknown one resembles, ignoring case, _ and - (%s → %s)", (sent, known) => {
+    const result = createLeadBody.safeParse({ [sent]: "x" });
     expect(result.success).toBe(false);
     const [error] = toFieldErrors(result.error!.issues, {}, Object.keys(createLeadBody.shape));
-    expect(error?.message).toBe("unknown field; did you mean 'companyName'?");
+    expect(error?.message).toBe(`unknown field; did you mean '${known}'?`);
+  });
+
+  it.each(["company__", "compname", "first.name"])("gives no hint for a name that is not one (%s)", (sent) => {
+    const result = createLeadBody.safeParse({ [sent]: "x" });
+    const [error] = toFieldErrors(result.error!.issues, {}, Object.keys(createLeadBody.shape));
+    expect(error).toEqual({ path: sent, code: "unknown_field", message: "unknown field" });
   });
 
   it("trims strings and reads empty strings and null as absent", () => {

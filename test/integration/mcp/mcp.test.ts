@@ -1,0 +1,108 @@
+// The MCP server through the official SDK client: the seven tools with the
+// operations' own input schemas, the same JSON results as HTTP, failures as
+// isError results carrying the problem document.
+
+import { beforeAll, describe, expect, it } from "vitest";
+import { createLeadBody } from "../../../src/schemas/leads";
+import { mcpClient as connect } from "../../support/mcp";
+import { call } from "../../support/request";
+import { addAccount, newTenant, openTenant, type Tenant } from "../../support/tenants";
+import { slotAt } from "../../support/time";
+
+let a: Tenant;
+let b: Tenant;
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON results
+const text = (result: object): any => JSON.parse((result as { content: { text: string }[] }).content[0]!.text);
+
+beforeAll(async () => {
+  a = await openTenant("MCP A");
+  b = await newTenant("MCP B");
+});
+
+describe("MCP server at /mcp", () => {
+  it("refuses a client without credentials", async () => {
+    await expect(connect(null)).rejects.toThrow(/401/);
+  });
+
+  it("lists the seven tools with the operations' input schemas", async () => {
+    const client = await connect(a);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "check_booking_availability",
+      "create_contact",
+      "create_incident",
+      "create_lead",
+      "find_available_appointments",
+      "get_account",
+      "list_contacts",
+    ]);
+    const lead = tools.find((t) => t.name === "create_lead")?.inputSchema as unknown as {
+      properties: object;
+      additionalProperties: boolean;
+    };
+    expect(Object.keys(lead.properties)).toEqual(Object.keys(createLeadBody.shape));
+    expect(lead.additionalProperties).toBe(false);
+    const incident = tools.find((t) => t.name === "create_incident");
+    expect(incident?.inputSchema.required).toEqual(["dateTime", "clientName", "insectName"]);
+    expect(incident?.outputSchema?.type).toBe("object");
+  });
+
+  it("finds slots, books one and sees it gone, with the same JSON as HTTP", async () => {
+    const client = await connect(a);
+    const from = slotAt(2, 9);
+    const found = await client.callTool({
+      name: "find_available_appointments",
+      arguments: { dateTime: from, limit: 2 },
+    });
+    expect(found.isError).toBeFalsy();
+    expect(found.structuredContent).toEqual(text(found));
+    expect(text(found)).toEqual(
+      (await call(a, "/api/v1/ai-agent/available-appointments", { body: { dateTime: from, limit: 2 } })).body,
+    );
+    const first = text(found).slots[0];
+    const booked = await client.callTool({
+      name: "create_incident",
+      arguments: { dateTime: first.start, clientName: "Caller", insectName: "Wasps" },
+    });
+    expect(text(booked).appointment.start).toBe(first.start);
+    const check = await client.callTool({ name: "check_booking_availability", arguments: { dateTime: first.start } });
+    expect(text(check)).toMatchObject({ available: false, reason: "fully_booked" });
+    const again = await client.callTool({
+      name: "find_available_appointments",
+      arguments: { dateTime: from, limit: 2 },
+    });
+    expect(text(again).slots.map((s: { start: string }) => s.start)).not.toContain(first.start);
+  });
+
+  it("returns failures as isError results holding the problem document", async () => {
+    const client = await connect(a);
+    const bad = await client.callTool({ name: "create_lead", arguments: { email: "nope", firstname: "x" } });
+    expect(bad.isError).toBe(true);
+    expect(text(bad)).toMatchObject({ status: 422, code: "validation_failed", type: "/problems/validation_failed" });
+    const conflict = await client.callTool({
+      name: "create_incident",
+      arguments: { dateTime: "2020-01-01T00:00:00Z", clientName: "X", insectName: "Y" },
+    });
+    expect(conflict.isError).toBe(true);
+    expect(text(conflict)).toMatchObject({ status: 409, code: "slot_unavailable", reason: "in_the_past" });
+  });
+
+  it("reads contacts and accounts of the caller's org only", async () => {
+    const account = await addAccount(a, "Only A");
+    const clientA = await connect(a);
+    const clientB = await connect(b);
+    const contact = text(
+      await clientA.callTool({ name: "create_contact", arguments: { firstName: "Ann", accountId: account.id } }),
+    );
+    const page = text(
+      await clientA.callTool({ name: "list_contacts", arguments: { limit: 5, accountId: account.id } }),
+    );
+    expect(page.data.map((c: { id: string }) => c.id)).toEqual([contact.id]);
+    expect(text(await clientA.callTool({ name: "get_account", arguments: { id: account.id } })).name).toBe("Only A");
+    const foreign = await clientB.callTool({ name: "get_account", arguments: { id: account.id } });
+    expect(foreign.isError).toBe(true);
+    expect(text(foreign).code).toBe("account_not_found");
+    expect(text(await clientB.callTool({ name: "list_contacts", arguments: {} })).data).toEqual([]);
+  });
+});

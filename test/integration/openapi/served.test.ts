@@ -1,0 +1,95 @@
+// The served document and docs page, and real responses checked against the
+// documented response schemas (strictly: an undocumented field fails).
+import { beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import * as schemas from "../../../src/schemas/responses";
+import { call } from "../../support/request";
+import { addAccount, openTenant, type Tenant } from "../../support/tenants";
+import { slotAt } from "../../support/time";
+
+let t: Tenant;
+const slotTime = slotAt(2, 15);
+
+beforeAll(async () => {
+  t = await openTenant();
+});
+
+/** The schema with every object made strict, recursively enough for these shapes. */
+function strict(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject)
+    return z.strictObject(
+      Object.fromEntries(Object.entries(schema.shape).map(([k, v]) => [k, strict(v as z.ZodType)])),
+    );
+  if (schema instanceof z.ZodArray) return z.array(strict(schema.element as z.ZodType));
+  if (schema instanceof z.ZodNullable) return strict(schema.unwrap() as z.ZodType).nullable();
+  return schema;
+}
+
+describe("GET /api/v1/openapi.json and /docs", () => {
+  it("serves the document without credentials", async () => {
+    const res = await call(null, "/api/v1/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
+    expect(res.body.openapi).toBe("3.1.0");
+  });
+
+  it("renders a page naming every operation, without scripts", async () => {
+    const res = await call(null, "/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toMatch(/^text\/html/);
+    const text = res.text;
+    for (const path of [
+      "/api/v1/leads",
+      "/api/v1/contacts",
+      "/api/v1/accounts/{id}",
+      "/api/v1/ai-agent/create-incident",
+    ])
+      expect(text).toContain(path);
+    expect(text).not.toMatch(/<script/i);
+  });
+});
+
+describe("responses match the documented schemas", () => {
+  it.each([
+    [
+      "lead",
+      schemas.lead,
+      () => call(t, "/api/v1/leads", { body: { firstName: "A", estimatedCloseDate: "2026-12-01" } }),
+    ],
+    ["contact", schemas.contact, () => call(t, "/api/v1/contacts", { body: { firstName: "A" } })],
+    ["contact page", schemas.contactPage, () => call(t, "/api/v1/contacts?limit=1")],
+    ["account", schemas.account, async () => call(t, `/api/v1/accounts/${(await addAccount(t, "Doc Co")).id}`)],
+    [
+      "appointments",
+      schemas.availableAppointments,
+      () => call(t, "/api/v1/ai-agent/available-appointments", { body: { dateTime: slotTime, limit: 2 } }),
+    ],
+    [
+      "booking check",
+      schemas.bookingCheck,
+      () => call(t, "/api/v1/ai-agent/is-booking-available", { body: { dateTime: slotTime } }),
+    ],
+    [
+      "incident",
+      schemas.incident,
+      () =>
+        call(t, "/api/v1/ai-agent/create-incident", {
+          body: { dateTime: slotTime, clientName: "Doc Co", insectName: "Ants" },
+        }),
+    ],
+    [
+      "slot unavailable",
+      schemas.slotUnavailable,
+      () =>
+        call(t, "/api/v1/ai-agent/create-incident", {
+          body: { dateTime: "2020-01-01T00:00:00Z", clientName: "X", insectName: "Y" },
+        }),
+    ],
+    ["problem", schemas.problem, () => call(t, "/api/v1/leads", { body: { email: "bad" } })],
+    ["health", schemas.health, () => call(null, "/health")],
+  ] as const)("%s", async (_name, schema, request) => {
+    const res = await request();
+    const result = strict(schema).safeParse(res.body);
+    expect(result.error?.issues ?? []).toEqual([]);
+  });
+});

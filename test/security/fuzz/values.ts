@@ -1,0 +1,306 @@
+// fast-check generators of request values for the fuzz suites: hostile values
+// (wrong types, huge and malformed strings, impossible date-times, absurd
+// numbers, nested junk) and valid ones, so that generated bodies mix the two.
+import fc from "fast-check";
+import { MINUTE } from "../../support/time";
+
+/** A value resolved against the org under test when the request is sent (its ids, cursors, slot times). */
+export class Sym {
+  constructor(
+    readonly kind: SymKind,
+    readonly n = 0,
+  ) {}
+}
+export type SymKind =
+  | "ownAccountId"
+  | "ownAccountName"
+  | "foreignAccountId"
+  | "foreignAccountName"
+  | "foreignContactId"
+  | "plainCursor"
+  | "accountCursor"
+  | "foreignCursor"
+  | "flippedCursor"
+  | "slot";
+
+export const LONE_SURROGATES = ["\uD800", "\uDBFF", "\uDC00", "\uDFFF", "a\uD83Db", "\uDE00x"];
+
+const SPECIAL_STRINGS = [
+  "",
+  " ",
+  "\t\n\r",
+  "\u00A0",
+  "\uFEFF",
+  "\u200B",
+  "\u0000",
+  "a\u0000b",
+  "🦗🐜🕷️",
+  "👩‍👩‍👧‍👦",
+  "\u202Eevil\u202C",
+  "مرحبا بالعالم",
+  "שלום",
+  "e\u0301",
+  "Ǆ",
+  "İstanbul",
+  "ß",
+  "null",
+  "undefined",
+  "true",
+  "0",
+  "-1",
+  "1e9",
+  "NaN",
+  "[]",
+  "{}",
+  "<script>alert(1)</script>",
+  "' OR 1=1 --",
+  "Robert'); DROP TABLE contacts;--",
+  "%00",
+  "\\u0000",
+  "../../etc/passwd",
+  "__proto__",
+  "constructor",
+  "a@b.co",
+  "A@B.CO",
+  "a@b",
+  "@b.co",
+  "a b@c.de",
+  "a@b@c.de",
+  "ü@ñ.de",
+  "$" + "{jndi:ldap://x}",
+  "{{7*7}}",
+  "\u{10FFFF}",
+  "\u{1F600}".repeat(3),
+  ...LONE_SURROGATES,
+];
+
+/** Lengths around every limit of contract section 3, and past the 64 KiB body limit. */
+const LENGTHS = [20, 21, 40, 41, 199, 200, 201, 320, 321, 500, 501, 1024, 1025, 5000, 70_000];
+
+const longString = fc
+  .tuple(fc.constantFrom(...LENGTHS), fc.constantFrom("x", "é", "🦗", " ", "\u0000", "ab "))
+  .map(([n, unit]) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n));
+
+const character = fc.oneof(
+  fc.string({ unit: "binary", minLength: 1, maxLength: 1 }),
+  fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }),
+  fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+  fc.constantFrom("\u0000", "\u202E", "\u200F", " ", "\t", "@", ".", "🦗"),
+);
+
+export const junkString = fc.oneof(
+  { arbitrary: fc.constantFrom(...SPECIAL_STRINGS), weight: 3 },
+  { arbitrary: fc.string({ unit: character, maxLength: 30 }), weight: 3 },
+  { arbitrary: longString, weight: 1 },
+  {
+    arbitrary: fc
+      .tuple(fc.constantFrom(" ", "\t", "\u00A0", "\n"), fc.string({ maxLength: 10 }))
+      .map(([ws, s]) => `${ws}${s}${ws}`),
+    weight: 1,
+  },
+);
+
+export const junkNumber = fc.oneof(
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1,
+    1.5,
+    10,
+    100,
+    101,
+    200,
+    201,
+    1e9,
+    2147483647,
+    2147483648,
+    -2147483648,
+    Number.MAX_SAFE_INTEGER,
+    2 ** 53 + 2,
+    1e308,
+    5e-324,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+  ),
+  fc.integer(),
+  fc.double(),
+);
+
+/** Date-times a client might send: naive, in DST gaps, impossible, other formats, and well-formed ones. */
+export const DATE_TIME_CONSTANTS = [
+  "2026-03-08T02:30:00", // naive, and in New York's spring-forward gap
+  "2026-03-08T02:30:00-05:00",
+  "2026-03-08T02:30:00-04:00",
+  "2026-11-01T01:30:00", // naive and ambiguous in New York
+  "2026-11-01T01:30:00-04:00",
+  "2026-03-29T01:30:00+01:00", // London's gap, with an offset
+  "2026-02-30T10:00:00Z",
+  "2026-02-29T10:00:00Z",
+  "2028-02-29T10:00:00Z",
+  "2100-02-29T00:00:00Z",
+  "2000-02-29T00:00:00Z",
+  "2026-04-31T10:00:00Z",
+  "2026-13-01T00:00:00Z",
+  "2026-00-10T00:00:00Z",
+  "2026-11-00T00:00:00Z",
+  "2026-11-23T24:00:00Z",
+  "2026-11-23T23:60:00Z",
+  "2026-11-23T14:00:00+24:00",
+  "2026-11-23T14:00:00+23:59",
+  "2026-11-23T14:00:00-00:00",
+  "2026-11-23T14:00:00+05:30",
+  "2026-11-23T14:00:00+0530",
+  "2026-11-23T14:00:00+05",
+  "2026-11-23t14:00:00z",
+  "2026-11-23 14:00:00Z",
+  "2026-11-23T14:00Z",
+  "2026-11-23T14Z",
+  "2026-11-23T14:00:00.Z",
+  "2026-11-23T14:00:00.123456789Z",
+  "2026-11-23T14:00:00.000000001+14:00",
+  "2026-11-23",
+  "20261123T140000Z",
+  "2026-W48-1T14:00:00Z",
+  "2026-327T14:00:00Z",
+  "+002026-11-23T14:00:00Z",
+  "0001-01-01T00:00:00Z",
+  "9999-12-31T23:59:59.999-12:00",
+  "275760-09-13T00:00:00Z",
+  "Mon, 23 Nov 2026 14:00:00 GMT",
+  "1790000000000",
+  "now",
+  " 2026-11-23T14:00:00Z ",
+  "\u00002026-11-23T14:00:00Z",
+  "２０２６-11-23T14:00:00Z",
+  "2026-11-23T14:00:00Z\u0000",
+];
+
+const two = (n: number) => String(n).padStart(2, "0");
+
+/** Date-time strings assembled from parts that are often out of range. */
+const assembledDateTime = fc
+  .record({
+    year: fc.oneof(fc.integer({ min: 1900, max: 2200 }), fc.constantFrom(1000, 9999)),
+    month: fc.integer({ min: 0, max: 13 }),
+    day: fc.integer({ min: 0, max: 32 }),
+    hour: fc.integer({ min: 0, max: 25 }),
+    minute: fc.integer({ min: 0, max: 61 }),
+    second: fc.option(fc.integer({ min: 0, max: 61 })),
+    fraction: fc.option(fc.stringMatching(/^[0-9]{1,9}$/)),
+    zone: fc.constantFrom(
+      "Z",
+      "z",
+      "+00:00",
+      "-05:00",
+      "+05:30",
+      "+14:00",
+      "-12:00",
+      "+24:00",
+      "+23:60",
+      "",
+      "+0530",
+      "UTC",
+      " Z",
+    ),
+    separator: fc.constantFrom("T", "t", " "),
+  })
+  .map(({ year, month, day, hour, minute, second, fraction, zone, separator }) => {
+    const seconds = second === null ? "" : `:${two(second)}${fraction === null ? "" : `.${fraction}`}`;
+    return `${year}-${two(month)}-${two(day)}${separator}${two(hour)}:${two(minute)}${seconds}${zone}`;
+  });
+
+/** Valid date-times: in range, with a zone. */
+export const validDateTime = fc
+  .record({
+    at: fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(2100, 0, 1) }),
+    offset: fc.constantFrom(0, 330, -300, 840, -720, 60),
+    zulu: fc.constantFrom("Z", "z", "+00:00"),
+    precision: fc.constantFrom(0, 1, 3),
+  })
+  .map(({ at, offset, zulu, precision }) => {
+    const local = new Date(at + offset * MINUTE).toISOString();
+    const body = precision === 0 ? local.slice(0, 19) : precision === 1 ? local.slice(0, 16) : local.slice(0, 23);
+    const zone =
+      offset === 0
+        ? zulu
+        : `${offset < 0 ? "-" : "+"}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+    return `${body}${zone}`;
+  });
+
+export const slot = fc.integer({ min: -30, max: 760 }).map((hours) => new Sym("slot", hours));
+
+export const junkDateTime = fc.oneof(fc.constantFrom(...DATE_TIME_CONSTANTS), assembledDateTime, validDateTime);
+
+const junkKey = fc.oneof(
+  fc.constantFrom("a", "", "__proto__", "constructor", "toString", "$where", "0"),
+  fc.string({ maxLength: 8 }),
+);
+
+/** Any JSON-able value a broken or hostile client might put in a field. */
+export const junkValue: fc.Arbitrary<unknown> = fc.oneof(
+  { arbitrary: junkString, weight: 5 },
+  { arbitrary: junkNumber, weight: 3 },
+  { arbitrary: junkDateTime, weight: 3 },
+  { arbitrary: fc.constantFrom(null, true, false, [], {}, [null], { "": null }), weight: 2 },
+  { arbitrary: fc.anything({ maxDepth: 3, maxKeys: 4, withNullPrototype: false }), weight: 2 },
+  { arbitrary: fc.dictionary(junkKey, fc.anything({ maxDepth: 2 }), { maxKeys: 4 }), weight: 1 },
+  { arbitrary: fc.array(junkString, { maxLength: 4 }), weight: 1 },
+);
+
+const alnum = (min: number, max: number) => fc.stringMatching(new RegExp(`^[a-z0-9]{${min},${max}}$`));
+
+export const validEmail = fc
+  .tuple(alnum(1, 12), alnum(1, 10), fc.stringMatching(/^[a-z]{2,6}$/), fc.boolean())
+  .map(([local, domain, tld, upper]) => {
+    const email = `${local}@${domain}.${tld}`;
+    return upper ? email.toUpperCase() : email;
+  });
+
+/** A well-formed string without NUL whose trimmed length is at most `max` (sometimes exactly `max`, sometimes padded). */
+export const validText = (max: number) =>
+  fc.oneof(
+    {
+      arbitrary: fc
+        .string({ unit: "grapheme", maxLength: Math.min(max, 24) })
+        .filter((s) => !s.includes("\u0000") && s.trim().length <= max),
+      weight: 6,
+    },
+    {
+      arbitrary: fc.constantFrom("x".repeat(max), ` ${"y".repeat(max)}\t`, "Ünïcödé", "مرحبا", "🦗 Pest & Co.", "   "),
+      weight: 1,
+    },
+  );
+
+/** Names of fields near the known ones and of internal columns: what mass assignment and typos look like. */
+export const UNKNOWN_KEYS = [
+  "firstname",
+  "FIRSTNAME",
+  "first_name",
+  "e-mail",
+  "Email",
+  "datetime",
+  "date_time",
+  "clientname",
+  "Limit",
+  "id",
+  "orgId",
+  "org_id",
+  "createdAt",
+  "updatedAt",
+  "created_at",
+  "keyHash",
+  "key_hash",
+  "apiKey",
+  "status",
+  "emailLower",
+  "nameLower",
+  "startsAt",
+  "endsAt",
+  "__proto__",
+  "constructor",
+  "",
+  " ",
+  "extra",
+  "😀",
+];
