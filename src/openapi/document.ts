@@ -54,7 +54,7 @@ function responses(op: Operation): ZodOpenApiResponsesObject {
           .meta({ description: "Present when this response replays an earlier one" }),
         "X-D1-Bookmark": bookmark.optional().meta({ description: BOOKMARK_OUT }),
       }),
-      content: { "application/json": { schema: op.response } },
+      content: { "application/json": { schema: op.response, example: op.responseExample } },
     },
     ...problemResponses(op),
   };

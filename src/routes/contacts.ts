@@ -25,6 +25,24 @@ export const contactOperations = [
       accountId: "acct_demo0000000000000000000003",
     },
     response: contact,
+    responseExample: {
+      id: "ct_01m81qn5z3krebz4psy4c264e8",
+      firstName: "Jane",
+      lastName: "Homeowner",
+      email: "jane@example.com",
+      mobilePhone: null,
+      businessPhone: null,
+      accountId: "acct_demo0000000000000000000003",
+      buildingLocation: null,
+      street1: null,
+      street2: null,
+      city: null,
+      postalCode: null,
+      state: null,
+      country: null,
+      createdAt: "2026-11-23T15:04:05.123Z",
+      updatedAt: "2026-11-23T15:04:05.123Z",
+    },
     handler: async (c, { body }) => {
       const { db, orgId, heldKey } = c.var;
       const written = await createContact(db, { orgId, contact: body, now: Date.now(), held: heldKey });
@@ -46,6 +64,31 @@ export const contactOperations = [
       "Contacts oldest first by (createdAt, id), read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: accountId, email (case-insensitive exact), updatedSince (inclusive).",
     query: listContactsQuery,
     response: contactPage,
+    responseExample: {
+      data: [
+        {
+          id: "ct_01m81qn5z3krebz4psy4c264e8",
+          firstName: "Jane",
+          lastName: "Homeowner",
+          email: "jane@example.com",
+          mobilePhone: null,
+          businessPhone: null,
+          accountId: "acct_demo0000000000000000000003",
+          buildingLocation: null,
+          street1: null,
+          street2: null,
+          city: null,
+          postalCode: null,
+          state: null,
+          country: null,
+          createdAt: "2026-11-23T15:04:05.123Z",
+          updatedAt: "2026-11-23T15:04:05.123Z",
+        },
+      ],
+      hasMore: true,
+      nextCursor:
+        "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgiLCJzIjoiOWYxYzJkM2U0ZjVhNmI3YyJ9",
+    },
     handler: async (c, { query }) => {
       const { limit, cursor, ...filters } = query;
       const { db, orgId } = c.var;

@@ -40,8 +40,10 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   description: string;
   /** The JSON body (a POST); with it come the body guard and Idempotency-Key. */
   body?: B;
-  /** A request body for the document. */
+  /** A real request body (a POST) for the document; GET parameters carry theirs in their schemas. */
   example?: Record<string, unknown>;
+  /** A real 200 body for the document (a test checks it against `response`). */
+  responseExample: Record<string, unknown>;
   query?: Q;
   params?: P;
   response: z.ZodType;

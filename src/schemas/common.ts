@@ -98,7 +98,12 @@ export const phoneFields = {
  * is (so `limit=007` and `limit=1e2` keep their answers), documented as the
  * integer it means, with its bounds and default, for generated clients.
  */
-export const queryInteger = ({ min, max, default: fallback }: { min: number; max: number; default: number }) =>
+export const queryInteger = ({
+  min,
+  max,
+  default: fallback,
+  example,
+}: Record<"min" | "max" | "default" | "example", number>) =>
   z
     .string()
     .regex(/^\d{1,6}$/, "must be an integer")
@@ -109,6 +114,6 @@ export const queryInteger = ({ min, max, default: fallback }: { min: number; max
     .meta({
       override: ({ jsonSchema }) => {
         for (const key of Object.keys(jsonSchema)) delete jsonSchema[key as keyof typeof jsonSchema];
-        Object.assign(jsonSchema, { type: "integer", minimum: min, maximum: max, default: fallback });
+        Object.assign(jsonSchema, { type: "integer", minimum: min, maximum: max, default: fallback, example });
       },
     });

@@ -27,10 +27,13 @@ export const createContactBody = z
 export type NewContact = z.output<typeof createContactBody>;
 
 export const listContactsQuery = z.strictObject({
-  limit: queryInteger({ min: 1, max: 200, default: 50 }),
-  cursor: z.string().max(1024).optional(),
-  accountId: z.string().trim().max(LIMITS.name).optional(),
-  email: z.string().trim().max(LIMITS.email).optional(),
+  limit: queryInteger({ min: 1, max: 200, default: 50, example: 2 }),
+  cursor: z.string().max(1024).optional().meta({
+    description: "The nextCursor of the previous page",
+    example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDEifQ",
+  }),
+  accountId: z.string().trim().max(LIMITS.name).optional().meta({ example: "acct_demo0000000000000000000003" }),
+  email: z.string().trim().max(LIMITS.email).optional().meta({ example: "jane@example.com" }),
   updatedSince: dateTime.optional(),
 });
 

@@ -1,17 +1,20 @@
 // The agent-facing surface over real HTTP against `wrangler dev`: the official
 // MCP SDK client lists the tools, finds slots, books one and sees it gone; the
-// served OpenAPI document validates as 3.1 and the docs page is served.
+// served OpenAPI document validates as 3.1, the docs page is served, and a
+// client generated from the document (openapi-typescript + openapi-fetch)
+// type-checks under strict settings and works.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import openapiTS, { astToString, type OpenAPI3 } from "openapi-typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { credentialsOf } from "../support/http";
 import { OPEN_ALWAYS } from "../support/schedules";
 import { slotAt } from "../support/time";
-import { admin, applyMigrations, DevServer, freePort, jsonLine } from "./harness";
+import { admin, applyMigrations, DevServer, freePort, jsonLine, ROOT, run } from "./harness";
 
 let dir: string;
 let server: DevServer | undefined;
@@ -46,6 +49,16 @@ describe("MCP over wrangler dev", () => {
     await client.connect(transport);
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(7);
+    for (const tool of tools) {
+      expect(tool.annotations, tool.name).toMatchObject({ title: tool.title, openWorldHint: false });
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(/^(find|check|get|list)_/.test(tool.name));
+    }
+    // Stateless: the optional event stream is refused at once, not held open.
+    const stream = await fetch(`${server!.baseUrl}/mcp`, {
+      headers: { ...credentialsOf(org), Accept: "text/event-stream" },
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect([stream.status, stream.headers.get("Allow")]).toEqual([405, "POST"]);
 
     const from = slotAt(2, 10);
     const found = json(
@@ -96,5 +109,64 @@ describe("OpenAPI document and docs page over wrangler dev", () => {
     const page = await fetch(`${server!.baseUrl}/docs`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("/api/v1/ai-agent/available-appointments");
+  });
+});
+
+// Strict settings an integrator may well have; the client must compile under them without a cast.
+const STRICT = {
+  strict: true,
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
+  noEmit: true,
+  target: "ES2022",
+  module: "ESNext",
+  moduleResolution: "Bundler",
+  lib: ["ES2022", "DOM"],
+  skipLibCheck: true,
+  types: [],
+};
+
+describe("a client generated from the served document", () => {
+  it("type-checks with natural values (numbers for numbers) and no casts", async () => {
+    const doc = await (await fetch(`${server!.baseUrl}/api/v1/openapi.json`)).json<OpenAPI3>();
+    fs.mkdirSync(path.join(ROOT, ".test-results"), { recursive: true });
+    const out = fs.mkdtempSync(path.join(ROOT, ".test-results", "client-"));
+    try {
+      fs.writeFileSync(path.join(out, "api.d.ts"), astToString(await openapiTS(doc)));
+      fs.copyFileSync(path.join(import.meta.dirname, "client", "client.ts"), path.join(out, "client.ts"));
+      fs.writeFileSync(
+        path.join(out, "tsconfig.json"),
+        JSON.stringify({ compilerOptions: STRICT, files: ["client.ts"] }),
+      );
+      const tsc = await run("npx", ["tsc", "-p", out]);
+      expect(tsc.code, tsc.stdout + tsc.stderr).toBe(0);
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it("runs find → check → book → lead → contact → list → account against wrangler dev", async () => {
+    const accounts = path.join(dir, "client-accounts.json");
+    fs.writeFileSync(accounts, JSON.stringify([{ name: "Client Co" }]));
+    jsonLine(await admin(dir, ["accounts", "import", "--org", org.orgId, "--file", accounts]), "accounts import");
+    // Loaded by a computed path: this project's type check must not follow it
+    // to ./api, which exists only once the test above has generated it.
+    const clientPath = path.join(import.meta.dirname, "client", "client.ts");
+    const { walkThrough } = await import(/* @vite-ignore */ clientPath);
+    const walk = await walkThrough(server!.baseUrl, org, slotAt(3, 10));
+    expect(walk).toEqual({
+      slots: 3,
+      available: true,
+      incidentId: expect.stringMatching(/^inc_/),
+      remaining: 0,
+      replayed: "true",
+      leadValue: 1800,
+      contactAccountId: expect.stringMatching(/^acct_/),
+      pageSize: 1,
+      hasMore: false,
+      accountName: "Client Co",
+      missingAccountCode: "account_not_found",
+      refusedCode: "slot_unavailable",
+    });
   });
 });

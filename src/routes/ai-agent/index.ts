@@ -27,6 +27,18 @@ export const aiAgentOperations = [
     body: availableAppointmentsBody,
     example: { dateTime: "2026-11-24T08:00:00-05:00", limit: 3 },
     response: availableAppointments,
+    responseExample: {
+      timeZone: "America/New_York",
+      slots: [
+        {
+          start: "2026-11-24T13:00:00.000Z",
+          end: "2026-11-24T14:00:00.000Z",
+          localStart: "2026-11-24T08:00:00-05:00",
+          localEnd: "2026-11-24T09:00:00-05:00",
+          remaining: 1,
+        },
+      ],
+    },
     handler: async (c, { body: { dateTime, limit } }) => {
       const { db, org } = c.var;
       const { timeZone } = org.schedule;
@@ -47,6 +59,27 @@ export const aiAgentOperations = [
     body: bookingCheckBody,
     example: { dateTime: "2026-11-24T13:00:00Z" },
     response: bookingCheck,
+    responseExample: {
+      dateTime: "2026-11-24T13:00:00.000Z",
+      available: true,
+      reason: null,
+      slot: {
+        start: "2026-11-24T13:00:00.000Z",
+        end: "2026-11-24T14:00:00.000Z",
+        localStart: "2026-11-24T08:00:00-05:00",
+        localEnd: "2026-11-24T09:00:00-05:00",
+        remaining: 1,
+      },
+      alternatives: [
+        {
+          start: "2026-11-24T14:00:00.000Z",
+          end: "2026-11-24T15:00:00.000Z",
+          localStart: "2026-11-24T09:00:00-05:00",
+          localEnd: "2026-11-24T10:00:00-05:00",
+          remaining: 1,
+        },
+      ],
+    },
     handler: async (c, { body: { dateTime } }) => {
       const { db, org } = c.var;
       const { timeZone, capacity } = org.schedule;
@@ -87,6 +120,21 @@ export const aiAgentOperations = [
     body: createIncidentBody,
     example: { dateTime: "2026-11-24T13:00:00Z", clientName: "Acme Apartments", insectName: "German cockroach" },
     response: incident,
+    responseExample: {
+      id: "inc_01m81r170vt72z173z69cgy8ce",
+      dateTime: "2026-11-24T13:00:00.000Z",
+      clientName: "Acme Apartments",
+      insectName: "German cockroach",
+      accountId: "acct_demo0000000000000000000001",
+      appointment: {
+        start: "2026-11-24T13:00:00.000Z",
+        end: "2026-11-24T14:00:00.000Z",
+        localStart: "2026-11-24T08:00:00-05:00",
+        localEnd: "2026-11-24T09:00:00-05:00",
+        remaining: 0,
+      },
+      createdAt: "2026-11-23T15:04:05.123Z",
+    },
     errors: ["slot_unavailable"],
     handler: async (c, { body: { dateTime, ...details } }) => {
       const { db, org, heldKey } = c.var;

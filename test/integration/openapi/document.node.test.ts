@@ -5,6 +5,9 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import app from "../../../src/app";
 import { openApiDocument } from "../../../src/openapi/document";
+import { OPERATIONS } from "../../../src/routes";
+import type { Operation } from "../../../src/routes/operation";
+import { strict } from "../../support/strict";
 
 const doc = openApiDocument() as unknown as {
   paths: Record<string, Record<string, { responses: Record<string, unknown>; security?: unknown[] }>>;
@@ -48,4 +51,41 @@ describe("OpenAPI document", () => {
       }
     }
   });
+});
+
+describe("examples", () => {
+  type Parameter = { in: string; name: string; schema?: { example?: unknown } };
+  type Documented = {
+    parameters?: Parameter[];
+    requestBody?: { content: Record<string, { example?: unknown }> };
+    responses: Record<string, { content?: Record<string, { example?: unknown }> }>;
+  };
+  const documented = (op: Operation) => (doc.paths[op.path]?.[op.method] ?? {}) as unknown as Documented;
+
+  it.each(OPERATIONS.map((op) => [op.operationId, op] as const))(
+    "%s: a request example and a 200 example, each valid against its own schema",
+    (_id, op) => {
+      const entry = documented(op);
+      expect(strict(op.response).safeParse(entry.responses["200"]?.content?.["application/json"]?.example).error).toBe(
+        undefined,
+      );
+      if (op.body) {
+        const example = entry.requestBody?.content["application/json"]?.example;
+        expect(example).toBeDefined();
+        expect(op.body.safeParse(example).error).toBe(undefined);
+      }
+      // Parameters arrive as text: each documented example, as text, must pass the operation's own validation.
+      for (const [where, schema] of [
+        ["query", op.query],
+        ["path", op.params],
+      ] as const) {
+        if (!schema) continue;
+        const params = (entry.parameters ?? []).filter((p) => p.in === where);
+        expect(params.length).toBeGreaterThan(0);
+        for (const p of params) expect(p.schema?.example, `${op.operationId} ${p.name}`).toBeDefined();
+        const values = Object.fromEntries(params.map((p) => [p.name, String(p.schema?.example)]));
+        expect(schema.safeParse(values).error).toBe(undefined);
+      }
+    },
+  );
 });

@@ -1,9 +1,9 @@
 // The served document and docs page, and real responses checked against the
 // documented response schemas (strictly: an undocumented field fails).
 import { beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import * as schemas from "../../../src/schemas/responses";
 import { call } from "../../support/request";
+import { strict } from "../../support/strict";
 import { addAccount, openTenant, type Tenant } from "../../support/tenants";
 import { slotAt } from "../../support/time";
 
@@ -13,17 +13,6 @@ const slotTime = slotAt(2, 15);
 beforeAll(async () => {
   t = await openTenant();
 });
-
-/** The schema with every object made strict, recursively enough for these shapes. */
-function strict(schema: z.ZodType): z.ZodType {
-  if (schema instanceof z.ZodObject)
-    return z.strictObject(
-      Object.fromEntries(Object.entries(schema.shape).map(([k, v]) => [k, strict(v as z.ZodType)])),
-    );
-  if (schema instanceof z.ZodArray) return z.array(strict(schema.element as z.ZodType));
-  if (schema instanceof z.ZodNullable) return strict(schema.unwrap() as z.ZodType).nullable();
-  return schema;
-}
 
 describe("GET /api/v1/openapi.json and /docs", () => {
   it("serves the document without credentials", async () => {
