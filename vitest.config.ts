@@ -6,6 +6,10 @@ export default defineConfig({
   test: {
     // Request log lines of passing tests are noise; failing tests keep theirs.
     silent: "passed-only",
+    // Two files at a time even on 2 cores (vitest's default is cores - 1): an
+    // e2e file spends most of its time waiting on wrangler dev and CLI
+    // processes, which leaves a core to a workerd file beside it.
+    maxWorkers: 2,
     projects: [
       {
         // Unit and integration tests run inside workerd against a real local D1.

@@ -6,6 +6,25 @@ import { createContactBody, listContactsQuery } from "../schemas/contacts";
 import { contact, contactPage } from "../schemas/responses";
 import { defineOperation } from "./operation";
 
+const CONTACT_EXAMPLE = {
+  id: "ct_01m81qn5z3krebz4psy4c264e8",
+  firstName: "Jane",
+  lastName: "Homeowner",
+  email: "jane@example.com",
+  mobilePhone: null,
+  businessPhone: null,
+  accountId: "acct_demo0000000000000000000003",
+  buildingLocation: null,
+  street1: null,
+  street2: null,
+  city: null,
+  postalCode: null,
+  state: null,
+  country: null,
+  createdAt: "2026-11-23T15:04:05.123Z",
+  updatedAt: "2026-11-23T15:04:05.123Z",
+};
+
 export const contactOperations = [
   defineOperation({
     operationId: "createContact",
@@ -25,24 +44,7 @@ export const contactOperations = [
       accountId: "acct_demo0000000000000000000003",
     },
     response: contact,
-    responseExample: {
-      id: "ct_01m81qn5z3krebz4psy4c264e8",
-      firstName: "Jane",
-      lastName: "Homeowner",
-      email: "jane@example.com",
-      mobilePhone: null,
-      businessPhone: null,
-      accountId: "acct_demo0000000000000000000003",
-      buildingLocation: null,
-      street1: null,
-      street2: null,
-      city: null,
-      postalCode: null,
-      state: null,
-      country: null,
-      createdAt: "2026-11-23T15:04:05.123Z",
-      updatedAt: "2026-11-23T15:04:05.123Z",
-    },
+    responseExample: CONTACT_EXAMPLE,
     handler: async (c, { body }) => {
       const { db, orgId, heldKey } = c.var;
       const written = await createContact(db, { orgId, contact: body, now: Date.now(), held: heldKey });
@@ -65,26 +67,7 @@ export const contactOperations = [
     query: listContactsQuery,
     response: contactPage,
     responseExample: {
-      data: [
-        {
-          id: "ct_01m81qn5z3krebz4psy4c264e8",
-          firstName: "Jane",
-          lastName: "Homeowner",
-          email: "jane@example.com",
-          mobilePhone: null,
-          businessPhone: null,
-          accountId: "acct_demo0000000000000000000003",
-          buildingLocation: null,
-          street1: null,
-          street2: null,
-          city: null,
-          postalCode: null,
-          state: null,
-          country: null,
-          createdAt: "2026-11-23T15:04:05.123Z",
-          updatedAt: "2026-11-23T15:04:05.123Z",
-        },
-      ],
+      data: [CONTACT_EXAMPLE],
       hasMore: true,
       nextCursor:
         "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgiLCJzIjoiOWYxYzJkM2U0ZjVhNmI3YyJ9",

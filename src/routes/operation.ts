@@ -38,7 +38,7 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   effect: "read" | "create" | "change";
   summary: string;
   description: string;
-  /** The JSON body (a POST); with it come the body guard and Idempotency-Key. */
+  /** The JSON body of a POST (every POST has one, if only `{}`): the body guard and validation come with it. */
   body?: B;
   /** A real request body (a POST) for the document; GET parameters carry theirs in their schemas. */
   example?: Record<string, unknown>;
