@@ -26,7 +26,11 @@ function retryAfterHeader(entries: ProblemEntry[]) {
 
 /** The problems an operation can answer, grouped by status, described from the catalogue. */
 function problemResponses(op: Operation): ZodOpenApiResponsesObject {
-  const codes = [...EVERY_OPERATION, ...(op.method === "post" ? WITH_BODY : ["validation_failed" as const]), ...(op.errors ?? [])];
+  const codes = [
+    ...EVERY_OPERATION,
+    ...(op.method === "post" ? WITH_BODY : ["validation_failed" as const]),
+    ...(op.errors ?? []),
+  ];
   const byStatus = new Map<number, ProblemCode[]>();
   for (const code of new Set(codes))
     byStatus.set(PROBLEMS[code].status, [...(byStatus.get(PROBLEMS[code].status) ?? []), code]);
