@@ -707,6 +707,22 @@ describe("validation and methods", () => {
     expect(await countIncidents(tenant)).toBe(0);
   });
 
+  it.each([
+    ["client_name", "clientName"],
+    ["Client-Name", "clientName"],
+    ["insect_name", "insectName"],
+    ["date_time", "dateTime"],
+  ])("create-incident with %s → 422 unknown_field, did you mean '%s'?", async (sent, known) => {
+    const tenant = await tenantWith();
+    const body = { dateTime: valid, clientName: "Ann", insectName: "Ants", [sent]: "x" };
+    const res = await call(tenant, CREATE, { body });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([
+      { path: sent, code: "unknown_field", message: `unknown field; did you mean '${known}'?` },
+    ]);
+    expect(await countIncidents(tenant)).toBe(0);
+  });
+
   it.each([AVAILABLE, CHECK, CREATE])("GET %s → 405 with Allow: POST", async (path) => {
     const res = await call(await newTenant(), path, { method: "GET" });
     expect(res.status).toBe(405);
