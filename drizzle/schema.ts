@@ -21,6 +21,8 @@ export const orgs = sqliteTable("orgs", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   timeZone: text("time_zone").notNull().default("UTC"),
+  // ISO 3166-1 alpha-2: the country a phone number written without "+" is read in (contract 8.1).
+  country: text("country").notNull().default("US"),
   // The schedule document of contract 5.1 minus its timeZone (kept above), as
   // JSON; null means the defaults.
   schedule: text("schedule", { mode: "json" }).$type<StoredSchedule>(),

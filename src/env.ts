@@ -5,6 +5,8 @@ import type { Schedule } from "./scheduling/schedule";
 /** The authenticated org, as the auth middleware read it. */
 export interface Org {
   id: string;
+  /** Where a phone number written without "+" is read (ISO 3166-1 alpha-2). */
+  country: string;
   schedule: Schedule;
   /** No booking of this org lasts longer: the longest slotMinutes it has had. */
   maxBookingMs: number;

@@ -4,7 +4,8 @@ import { insertAccounts } from "../db/accounts";
 import { createKey, listKeys, revokeKey } from "../db/api-keys";
 import type { Db } from "../db/client";
 import { seedDemo } from "../db/demo";
-import { createOrg, getSchedule, storeSchedule } from "../db/orgs";
+import { createOrg, getSchedule, setCountry, storeSchedule } from "../db/orgs";
+import { isPhoneCountry } from "../lib/phones";
 import { isTimeZone } from "../scheduling/schedule";
 import { CliError } from "./errors";
 import { parseAccountsFile, parseScheduleFile } from "./files";
@@ -32,6 +33,14 @@ export function checkTimeZone(timeZone: string): string {
   return timeZone;
 }
 
+/** An ISO 3166-1 alpha-2 country the phone library supports, upper-cased ("gb" is GB). */
+export function checkCountry(code: string): string {
+  const country = code.trim().toUpperCase();
+  if (!isPhoneCountry(country))
+    throw new CliError(`unknown or unsupported country: ${code} (an ISO 3166-1 alpha-2 code such as US)`);
+  return country;
+}
+
 function orgName(flags: Flags): string {
   const name = required(flags, "name");
   if (name.length > 200) throw new CliError("--name must be 1 to 200 characters");
@@ -41,7 +50,12 @@ function orgName(flags: Flags): string {
 export const COMMANDS: Record<string, Command> = {
   "org create": (db, f) => {
     const timeZone = checkTimeZone(typeof f["time-zone"] === "string" ? f["time-zone"] : "UTC");
-    return createOrg(db, { name: orgName(f), timeZone });
+    const country = checkCountry(typeof f.country === "string" ? f.country : "US");
+    return createOrg(db, { name: orgName(f), timeZone, country });
+  },
+  "org update": async (db, f) => {
+    const country = checkCountry(required(f, "country"));
+    return found(await setCountry(db, required(f, "org"), country), unknownOrg(f));
   },
   "key create": async (db, f) => found(await createKey(db, required(f, "org")), unknownOrg(f)),
   "key revoke": async (db, f) =>

@@ -9,7 +9,10 @@ import { CliError } from "./errors";
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
 
 Commands:
-  org create --name NAME [--time-zone IANA]   create an org and its first API key
+  org create --name NAME [--time-zone IANA] [--country CC]
+                                              create an org and its first API key (country: US by default;
+                                              phone numbers without "+" are read in it)
+  org update --org ORG --country CC           change the org's country
   key create --org ORG                        create another key (shown once)
   key revoke --org ORG --key KEYID            revoke a key at once
   key list --org ORG                          list keys (never the secrets)
@@ -31,6 +34,7 @@ async function main(argv: string[]): Promise<number> {
       help: { type: "boolean", short: "h" },
       name: { type: "string" },
       "time-zone": { type: "string" },
+      country: { type: "string" },
       org: { type: "string" },
       key: { type: "string" },
       file: { type: "string" },

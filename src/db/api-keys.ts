@@ -1,8 +1,10 @@
 import { and, eq, exists, isNull, lt, or } from "drizzle-orm";
 import { apiKeys, orgs } from "../../drizzle/schema";
+import type { Org } from "../env";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
 import { toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
+import { scheduleOf } from "../scheduling/schedule";
 import { type Db, inColumnOrder, insertWhere } from "./client";
 
 /**
@@ -17,6 +19,7 @@ export async function findActiveKey(db: Db, keyHash: string) {
       keyHash: apiKeys.keyHash,
       lastUsedAt: apiKeys.lastUsedAt,
       timeZone: orgs.timeZone,
+      country: orgs.country,
       schedule: orgs.schedule,
       maxSlotMinutes: orgs.maxSlotMinutes,
     })
@@ -26,6 +29,16 @@ export async function findActiveKey(db: Db, keyHash: string) {
     .limit(1);
   return key;
 }
+
+export type ActiveKey = NonNullable<Awaited<ReturnType<typeof findActiveKey>>>;
+
+/** The org of an active key, as every request of it sees the org. */
+export const orgOfKey = (key: ActiveKey): Org => ({
+  id: key.orgId,
+  country: key.country,
+  schedule: scheduleOf(key.timeZone, key.schedule),
+  maxBookingMs: key.maxSlotMinutes * 60_000,
+});
 
 /** Records use of a key, at most once per `resolutionMs`, so busy keys do not write on every request. */
 export async function touchKey(db: Db, keyId: string, now: number, resolutionMs: number) {

@@ -11,16 +11,18 @@ export interface NewOrg {
   name: string;
   /** An IANA zone (the caller checks it with isTimeZone). */
   timeZone: string;
+  /** ISO 3166-1 alpha-2 (the caller checks it with isPhoneCountry); "US" when absent. */
+  country?: string;
   now?: number;
 }
 
 /** A new org and its first key, written together; the key is returned once, only its hash is stored. */
-export async function createOrg(db: Db, { name, timeZone, now = Date.now() }: NewOrg) {
+export async function createOrg(db: Db, { name, timeZone, country = "US", now = Date.now() }: NewOrg) {
   const orgId = newId("org", now);
   const keyId = newId("key", now);
   const apiKey = generateApiKey();
   await db.batch([
-    db.insert(orgs).values({ id: orgId, name, timeZone, createdAt: now }),
+    db.insert(orgs).values({ id: orgId, name, timeZone, country, createdAt: now }),
     db.insert(apiKeys).values({ id: keyId, orgId, keyHash: await hashApiKey(apiKey), createdAt: now }),
   ]);
   return { orgId, keyId, apiKey };
@@ -29,6 +31,12 @@ export async function createOrg(db: Db, { name, timeZone, now = Date.now() }: Ne
 export async function orgExists(db: Db, orgId: string): Promise<boolean> {
   const [org] = await db.select({ id: orgs.id }).from(orgs).where(eq(orgs.id, orgId));
   return org !== undefined;
+}
+
+/** Changes the org's country (phones without "+" are read in it); null for an unknown org. */
+export async function setCountry(db: Db, orgId: string, country: string) {
+  const [org] = await db.update(orgs).set({ country }).where(eq(orgs.id, orgId)).returning({ country: orgs.country });
+  return org ? { orgId, country: org.country } : null;
 }
 
 export async function getSchedule(db: Db, orgId: string): Promise<Schedule | null> {

@@ -2,12 +2,11 @@
 // org named by X-ORG-ID. Every failure is the same 401, so a caller cannot
 // tell a wrong key from a wrong org or a revoked key.
 import { createMiddleware } from "hono/factory";
-import { findActiveKey, touchKey } from "../db/api-keys";
+import { findActiveKey, orgOfKey, touchKey } from "../db/api-keys";
 import type { Db } from "../db/client";
 import type { AppEnv, Org } from "../env";
 import { ApiError } from "../http/problem";
 import { API_KEY_PATTERN, constantTimeEqual, hashApiKey } from "../lib/api-keys";
-import { scheduleOf } from "../scheduling/schedule";
 
 const ORG_ID_PATTERN = /^org_[A-Za-z0-9]{1,64}$/;
 // last_used_at is a hint for operators, not an audit log: writing it at most
@@ -42,11 +41,7 @@ async function verify(db: Db, keyHash: string, now: number) {
   if (!found || !constantTimeEqual(found.keyHash, keyHash)) return undefined;
   const entry: Verified = {
     keyId: found.id,
-    org: {
-      id: found.orgId,
-      schedule: scheduleOf(found.timeZone, found.schedule),
-      maxBookingMs: found.maxSlotMinutes * 60_000,
-    },
+    org: orgOfKey(found),
     lastUsedAt: found.lastUsedAt,
     expiresAt: now + AUTH_CACHE_TTL_MS,
   };

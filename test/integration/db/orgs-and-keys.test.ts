@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { createKey, findActiveKey, listKeys, revokeKey, touchKey } from "../../../src/db/api-keys";
 import { DEMO, seedDemo } from "../../../src/db/demo";
-import { createOrg, getSchedule, orgExists, storeSchedule } from "../../../src/db/orgs";
+import { createOrg, getSchedule, orgExists, setCountry, storeSchedule } from "../../../src/db/orgs";
 import { hashApiKey } from "../../../src/lib/api-keys";
 import { DEFAULT_SCHEDULE } from "../../../src/scheduling/schedule";
 import { db, newTenant } from "../../support/tenants";
@@ -27,6 +27,16 @@ describe("orgs", () => {
     expect(await storeSchedule(db(), "org_missing", { capacity: 2 })).toBeNull();
     expect(await getSchedule(db(), "org_missing")).toBeNull();
     expect(await orgExists(db(), "org_missing")).toBe(false);
+  });
+
+  it("an org's country is US unless given, and setCountry changes it; null for an unknown org", async () => {
+    const us = await createOrg(db(), { name: "Default", timeZone: "UTC" });
+    expect((await findActiveKey(db(), await hashApiKey(us.apiKey)))?.country).toBe("US");
+    const gb = await createOrg(db(), { name: "British", timeZone: "Europe/London", country: "GB" });
+    expect((await findActiveKey(db(), await hashApiKey(gb.apiKey)))?.country).toBe("GB");
+    expect(await setCountry(db(), gb.orgId, "FR")).toEqual({ orgId: gb.orgId, country: "FR" });
+    expect((await findActiveKey(db(), await hashApiKey(gb.apiKey)))?.country).toBe("FR");
+    expect(await setCountry(db(), "org_missing", "FR")).toBeNull();
   });
 
   it("seedDemo is idempotent: the demo org, its public key and three accounts, once", async () => {

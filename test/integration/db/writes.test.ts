@@ -5,24 +5,22 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { contacts, idempotencyKeys, incidents } from "../../../drizzle/schema";
 import { getAccount, insertAccounts } from "../../../src/db/accounts";
-import { findActiveKey } from "../../../src/db/api-keys";
+import { findActiveKey, orgOfKey } from "../../../src/db/api-keys";
 import { createContact, listContacts } from "../../../src/db/contacts";
 import { claimKey, type HeldKey, releaseKey, storeOutcome } from "../../../src/db/idempotency";
 import { bookingsOverlapping, bookSlot } from "../../../src/db/incidents";
 import { createLead } from "../../../src/db/leads";
 import type { Org } from "../../../src/env";
 import { hashApiKey } from "../../../src/lib/api-keys";
-import { scheduleOf } from "../../../src/scheduling/schedule";
 import { importAccount } from "../../../src/schemas/accounts";
 import { createContactBody } from "../../../src/schemas/contacts";
 import { createLeadBody } from "../../../src/schemas/leads";
 import { addAccount, db, newTenant, openTenant, type Tenant } from "../../support/tenants";
-import { DAY, daysAhead, HOUR, MINUTE } from "../../support/time";
+import { DAY, daysAhead, HOUR } from "../../support/time";
 
 /** The org as the auth middleware reads it. */
 async function orgOf(tenant: Tenant): Promise<Org> {
-  const key = (await findActiveKey(db(), await hashApiKey(tenant.apiKey)))!;
-  return { id: key.orgId, schedule: scheduleOf(key.timeZone, key.schedule), maxBookingMs: key.maxSlotMinutes * MINUTE };
+  return orgOfKey((await findActiveKey(db(), await hashApiKey(tenant.apiKey)))!);
 }
 
 /** A key claimed now for `tenant`, as the idempotency middleware claims one. */

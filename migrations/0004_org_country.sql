@@ -1,0 +1,1 @@
+ALTER TABLE `orgs` ADD `country` text DEFAULT 'US' NOT NULL;

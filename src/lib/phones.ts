@@ -1,0 +1,16 @@
+// Phone numbers (contract 8.1): normalised to E.164 by libphonenumber-js, never
+// by hand-written rules. A number written without "+" is read in the
+// organisation's country. The "min" metadata set keeps the worker small
+// (about 29 KB gzip against 50 KB for "max"); it validates a number by its
+// country's lengths and leading digits, which is what finding a caller needs.
+import { isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-js/min";
+
+/** An ISO 3166-1 alpha-2 code the phone library supports (upper case). */
+export const isPhoneCountry = (code: string): boolean => /^[A-Z]{2}$/.test(code) && isSupportedCountry(code);
+
+/** `text` as E.164 (`+19175550134`) when it is a valid number, read in `country` without "+"; else null. */
+export function normalizePhone(text: string, country: string): string | null {
+  if (!isPhoneCountry(country)) return null;
+  const parsed = parsePhoneNumberFromString(text, country as Parameters<typeof parsePhoneNumberFromString>[1]);
+  return parsed?.isValid() ? parsed.number : null;
+}
