@@ -19,6 +19,8 @@ export default defineConfig({
             wrangler: { configPath: "./wrangler.toml" },
             miniflare: {
               bindings: { TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")) },
+              // A database no migration has reached: what a request meets before a deploy's migrations.
+              d1Databases: { UNMIGRATED_DB: "unmigrated" },
             },
           })),
         ],

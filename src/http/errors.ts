@@ -75,7 +75,8 @@ export const PROBLEMS = {
   unavailable: {
     status: 503,
     title: "Service unavailable",
-    description: "the database is overloaded or unreachable; see Retry-After",
+    description:
+      "the database is overloaded or unreachable, or behind the code (a migration not applied yet); see Retry-After",
     headers: ["Retry-After"],
   },
 } as const satisfies Record<string, ProblemEntry>;

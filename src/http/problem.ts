@@ -59,6 +59,16 @@ export function renderError(err: Error, c: Context<AppEnv>): Response {
       }),
     );
   }
+  if (isSchemaBehind(err)) {
+    // Logged: an operator must see it, and it outlasting a deploy means a migration was not applied.
+    c.set("error", err);
+    return problemResponse(
+      c,
+      new ApiError("unavailable", "The service is being updated; retry shortly", {
+        headers: { "Retry-After": String(SCHEMA_RETRY_AFTER_SECONDS) },
+      }),
+    );
+  }
   c.set("error", err);
   return problemResponse(c, new ApiError("internal_error"));
 }
@@ -71,4 +81,14 @@ const RETRYABLE =
 function isD1Unavailable(err: Error): boolean {
   const text = `${err.message} ${err.cause instanceof Error ? err.cause.message : ""}`;
   return RETRYABLE.test(text);
+}
+
+// A deploy applies pending migrations, then deploys the code; a request that
+// meets a table or column the code expects but D1 does not have yet is served
+// in that window (or while a migration is still missing): a retryable 503.
+const SCHEMA_BEHIND = /D1_ERROR.*no such (table|column)/i;
+const SCHEMA_RETRY_AFTER_SECONDS = 5;
+
+function isSchemaBehind(err: Error): boolean {
+  return SCHEMA_BEHIND.test(`${err.message} ${err.cause instanceof Error ? err.cause.message : ""}`);
 }

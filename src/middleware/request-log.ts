@@ -19,7 +19,17 @@ export const requestLog = createMiddleware<AppEnv>(async function requestLog(c, 
       route: routePath(c, -1),
       status: c.res.status,
       durationMs: Date.now() - started,
-      ...(error ? { error: `${error.name}: ${error.message}` } : {}),
+      ...(error ? { error: describe(error) } : {}),
     }),
   );
 });
+
+/**
+ * A failed query's own cause (D1's message, e.g. "no such table: leads"), not
+ * drizzle's wrapper, whose message carries the SQL and its parameters —
+ * values the client sent, which have no place in a log line.
+ */
+function describe(error: Error): string {
+  const cause = error.cause instanceof Error ? error.cause : error;
+  return `${cause.name}: ${cause.message}`;
+}

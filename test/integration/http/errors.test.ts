@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { everyTrip, wrapD1 } from "../../support/d1";
+import { everyMatching, everyTrip, wrapD1 } from "../../support/d1";
 import { isProblem } from "../../support/problem";
 import { call } from "../../support/request";
 import { newTenant, type Tenant } from "../../support/tenants";
@@ -114,8 +114,11 @@ describe("request ids", () => {
 
 describe("unexpected failures", () => {
   it("answer 500 with nothing internal in the body", async () => {
-    await env.DB.exec("DROP TABLE leads");
-    const res = await call(t, "/api/v1/leads", { body: {} });
+    // A failure D1 does not call transient (a missing table is 503: see unmigrated.test.ts).
+    const error = () => new Error("D1_ERROR: UNIQUE constraint failed: leads.id: SQLITE_CONSTRAINT");
+    const failing = wrapD1(env.DB, { fail: everyMatching(/insert into "leads"/i), error });
+    const res = await call(t, "/api/v1/leads", { body: {}, bindings: { DB: failing.db } });
+    expect(failing.failed()).toHaveLength(1);
     expect(res.status).toBe(500);
     expect(res.body).toEqual({
       type: "/problems/internal_error",

@@ -1,0 +1,41 @@
+// A request served against a database that lacks a table or column the code
+// expects (a deploy's window before its migrations, or a migration never
+// applied) is a retryable 503, never a 500: nothing internal in the answer,
+// the failure in the log line for the operator.
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { expectProblem } from "../../support/problem";
+import { call } from "../../support/request";
+import { newTenant } from "../../support/tenants";
+
+const unmigrated = { DB: env.UNMIGRATED_DB };
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("a database whose migrations are not applied", () => {
+  it.each([
+    ["create a lead", "/api/v1/leads", { body: {} }],
+    ["list contacts", "/api/v1/contacts", {}],
+    ["find appointments", "/api/v1/ai-agent/available-appointments", { body: { dateTime: "2026-12-01T10:00:00Z" } }],
+  ])("%s: 503 unavailable with Retry-After, nothing internal, the cause logged", async (_name, path, options) => {
+    const logged = vi.spyOn(console, "log").mockImplementation(() => {});
+    const res = await call(await newTenant(), path, { ...options, bindings: unmigrated });
+    const body = expectProblem(res, 503, "unavailable");
+    expect(res.headers.get("Retry-After")).toBe("5");
+    expect(res.text).not.toMatch(/no such|SQLITE|D1_ERROR|api_keys|select|insert/i);
+    expect(body.detail).toBe("The service is being updated; retry shortly");
+    const lines = logged.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(lines.at(-1)).toMatchObject({ status: 503, error: expect.stringMatching(/no such table/) });
+  });
+
+  it("a key the isolate already verified meets the missing table in the operation: 503 too", async () => {
+    const tenant = await newTenant();
+    expect((await call(tenant, "/api/v1/contacts")).status).toBe(200);
+    const res = await call(tenant, "/api/v1/leads", { body: {}, bindings: unmigrated });
+    expectProblem(res, 503, "unavailable");
+  });
+
+  it("/health does not need the database", async () => {
+    expect((await call(null, "/health", { bindings: unmigrated })).status).toBe(200);
+  });
+});
