@@ -3,8 +3,21 @@
 // Times are epoch milliseconds (integers sort and compare cheaply in SQLite);
 // the API renders them as ISO 8601 UTC.
 
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { StoredSchedule } from "../src/scheduling/schedule";
+
+/**
+ * The free-text phone fields of the seed (kept as given) and, beside each, its
+ * E.164 form when it parses to a valid number in the org's country (contract
+ * 8.1): what finding a caller matches on. Null when absent or not a number.
+ */
+const phoneColumns = () => ({
+  mobilePhone: text("mobile_phone"),
+  businessPhone: text("business_phone"),
+  mobileE164: text("mobile_e164"),
+  businessE164: text("business_e164"),
+});
 
 /** The postal-address columns shared by accounts, contacts and leads (a fresh set per table). */
 const addressColumns = () => ({
@@ -61,13 +74,16 @@ export const accounts = sqliteTable(
     nameLower: text("name_lower").notNull(),
     accountType: integer("account_type"),
     email: text("email"),
-    mobilePhone: text("mobile_phone"),
-    businessPhone: text("business_phone"),
+    ...phoneColumns(),
     ...addressColumns(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("accounts_org_name").on(t.orgId, t.nameLower)],
+  (t) => [
+    index("accounts_org_name").on(t.orgId, t.nameLower),
+    index("accounts_org_mobile").on(t.orgId, t.mobileE164),
+    index("accounts_org_business").on(t.orgId, t.businessE164),
+  ],
 );
 
 export const contacts = sqliteTable(
@@ -82,8 +98,7 @@ export const contacts = sqliteTable(
     email: text("email"),
     // JavaScript toLowerCase() of email, for the case-insensitive filter.
     emailLower: text("email_lower"),
-    mobilePhone: text("mobile_phone"),
-    businessPhone: text("business_phone"),
+    ...phoneColumns(),
     accountId: text("account_id").references(() => accounts.id),
     ...addressColumns(),
     createdAt: integer("created_at").notNull(),
@@ -95,6 +110,8 @@ export const contacts = sqliteTable(
     index("contacts_org_account_created").on(t.orgId, t.accountId, t.createdAt, t.id),
     index("contacts_org_email_created").on(t.orgId, t.emailLower, t.createdAt, t.id),
     index("contacts_org_updated").on(t.orgId, t.updatedAt),
+    index("contacts_org_mobile_created").on(t.orgId, t.mobileE164, t.createdAt, t.id),
+    index("contacts_org_business_created").on(t.orgId, t.businessE164, t.createdAt, t.id),
   ],
 );
 
@@ -110,8 +127,7 @@ export const leads = sqliteTable(
     title: text("title"),
     companyName: text("company_name"),
     email: text("email"),
-    mobilePhone: text("mobile_phone"),
-    businessPhone: text("business_phone"),
+    ...phoneColumns(),
     leadSource: integer("lead_source"),
     accountType: integer("account_type"),
     rating: integer("rating"),
@@ -120,10 +136,20 @@ export const leads = sqliteTable(
     ...addressColumns(),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [index("leads_org_created").on(t.orgId, t.createdAt)],
+  (t) => [
+    index("leads_org_created").on(t.orgId, t.createdAt),
+    index("leads_org_mobile").on(t.orgId, t.mobileE164),
+    index("leads_org_business").on(t.orgId, t.businessE164),
+  ],
 );
 
-/** Incidents logged by agents; each one books the slot [startsAt, endsAt). */
+export const INCIDENT_STATUSES = ["scheduled", "cancelled"] as const;
+export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
+
+/**
+ * Incidents logged by agents; a `scheduled` one books the slot [startsAt,
+ * endsAt), a `cancelled` one holds nothing (contract 8.3).
+ */
 export const incidents = sqliteTable(
   "incidents",
   {
@@ -131,17 +157,36 @@ export const incidents = sqliteTable(
     orgId: text("org_id")
       .notNull()
       .references(() => orgs.id),
+    status: text("status", { enum: INCIDENT_STATUSES }).notNull().default("scheduled"),
     clientName: text("client_name").notNull(),
     insectName: text("insect_name").notNull(),
     accountId: text("account_id").references(() => accounts.id),
+    // The caller's number, E.164 (stored only normalised).
+    phone: text("phone"),
+    notes: text("notes"),
     startsAt: integer("starts_at").notNull(),
     endsAt: integer("ends_at").notNull(),
     createdAt: integer("created_at").notNull(),
+    // The default serves only the migration's ADD COLUMN, which then copies created_at.
+    updatedAt: integer("updated_at").notNull().default(0),
+    cancelledAt: integer("cancelled_at"),
+    cancelReason: text("cancel_reason"),
   },
-  // Availability reads bookings by time window: org first, then start; with
-  // the end too, the index alone answers (covering) and its order is the
-  // order of the (start, end) groups, so no temporary b-tree is built.
-  (t) => [index("incidents_org_starts_ends").on(t.orgId, t.startsAt, t.endsAt)],
+  (t) => [
+    // Availability reads the scheduled bookings of a time window: org first,
+    // then start; with the end too, the index alone answers (covering) and
+    // its order is the order of the (start, end) groups, so no temporary
+    // b-tree is built. Partial: a cancelled incident holds no slot and is not
+    // even read. Queries name the status as a literal so the planner may use it.
+    index("incidents_scheduled_org_starts_ends")
+      .on(t.orgId, t.startsAt, t.endsAt)
+      .where(sql`${t.status} = 'scheduled'`),
+    // The list's keyset order (start, id), under each filter that narrows it.
+    index("incidents_org_starts").on(t.orgId, t.startsAt, t.id),
+    index("incidents_org_status_starts").on(t.orgId, t.status, t.startsAt, t.id),
+    index("incidents_org_account_starts").on(t.orgId, t.accountId, t.startsAt, t.id),
+    index("incidents_org_phone_starts").on(t.orgId, t.phone, t.startsAt, t.id),
+  ],
 );
 
 /**

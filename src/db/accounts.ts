@@ -2,9 +2,10 @@ import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { accounts } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
+import { phoneColumnsOf } from "../lib/phones";
 import type { NewAccount } from "../schemas/accounts";
 import type { Db } from "./client";
-import { orgExists } from "./orgs";
+import { countryOf } from "./orgs";
 
 type AccountRow = typeof accounts.$inferSelect;
 
@@ -17,7 +18,13 @@ export async function getAccount(db: Db, orgId: string, id: string) {
   return row && accountView(row);
 }
 
-export function accountView({ orgId: _org, nameLower: _lower, ...account }: AccountRow) {
+export function accountView({
+  orgId: _org,
+  nameLower: _lower,
+  mobileE164: _m,
+  businessE164: _b,
+  ...account
+}: AccountRow) {
   return { ...account, createdAt: toIso(account.createdAt), updatedAt: toIso(account.updatedAt) };
 }
 
@@ -41,9 +48,11 @@ function insertFromJson(db: Db, orgId: string, rows: unknown[][]) {
  * nothing); null when the org does not exist.
  */
 export async function insertAccounts(db: Db, orgId: string, rows: NewAccount[], now = Date.now()) {
-  if (!(await orgExists(db, orgId))) return null;
+  const country = await countryOf(db, orgId);
+  if (country === null) return null;
   const stored = rows.map((account) => ({
     ...account,
+    ...phoneColumnsOf(account, country),
     id: newId("acct", now),
     orgId,
     nameLower: account.name.toLowerCase(),

@@ -3,14 +3,18 @@ import { accounts, contacts } from "../../drizzle/schema";
 import type { CursorPosition } from "../http/cursor";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
+import { phoneColumnsOf } from "../lib/phones";
 import type { ContactFilters, NewContact } from "../schemas/contacts";
 import { type Db, inColumnOrder, insertWhere } from "./client";
 import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
+import { hasPhone } from "./phones";
 
 type ContactRow = typeof contacts.$inferSelect;
 
 export interface ContactWrite {
   orgId: string;
+  /** The org's country, which phone numbers without "+" are read in. */
+  country: string;
   contact: NewContact;
   now: number;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
@@ -23,9 +27,13 @@ export interface ContactWrite {
  * statement, so a contact can never be linked to another org's account, and
  * nothing is written on failure.
  */
-export async function createContact(db: Db, { orgId, contact, now, held }: ContactWrite): Promise<Written | null> {
+export async function createContact(
+  db: Db,
+  { orgId, country, contact, now, held }: ContactWrite,
+): Promise<Written | null> {
   const row = inColumnOrder(contacts, {
     ...contact,
+    ...phoneColumnsOf(contact, country),
     id: newId("ct", now),
     orgId,
     emailLower: contact.email?.toLowerCase() ?? null,
@@ -60,7 +68,8 @@ export async function listContacts(db: Db, { orgId, filters, after, limit }: Con
     filters.accountId === undefined ? undefined : eq(contacts.accountId, filters.accountId),
     filters.email === undefined ? undefined : eq(contacts.emailLower, filters.email.toLowerCase()),
     filters.updatedSince === undefined ? undefined : gte(contacts.updatedAt, filters.updatedSince),
-    after && sql`(${contacts.createdAt}, ${contacts.id}) > (${after.createdAt}, ${after.id})`,
+    filters.phone === undefined ? undefined : hasPhone(contacts, orgId, filters.phone),
+    after && sql`(${contacts.createdAt}, ${contacts.id}) > (${after.at}, ${after.id})`,
   ];
   const rows = await db
     .select()
@@ -71,6 +80,12 @@ export async function listContacts(db: Db, { orgId, filters, after, limit }: Con
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 
-export function contactView({ orgId: _org, emailLower: _lower, ...contact }: ContactRow) {
+export function contactView({
+  orgId: _org,
+  emailLower: _lower,
+  mobileE164: _m,
+  businessE164: _b,
+  ...contact
+}: ContactRow) {
   return { ...contact, createdAt: toIso(contact.createdAt), updatedAt: toIso(contact.updatedAt) };
 }

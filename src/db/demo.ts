@@ -4,6 +4,7 @@
 import { count, eq } from "drizzle-orm";
 import { accounts, apiKeys, orgs } from "../../drizzle/schema";
 import { hashApiKey } from "../lib/api-keys";
+import { phoneColumnsOf } from "../lib/phones";
 import type { Db } from "./client";
 
 export const DEMO = {
@@ -65,6 +66,7 @@ export async function seedDemo(db: Db, now = Date.now()) {
       .values(
         DEMO_ACCOUNTS.map((a) => ({
           ...a,
+          ...phoneColumnsOf(a, "US"),
           orgId: DEMO.orgId,
           nameLower: a.name.toLowerCase(),
           createdAt: now,

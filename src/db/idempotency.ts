@@ -62,24 +62,26 @@ const heldBy = ({ orgId, key, claimedAt }: HeldKey) =>
 
 export interface WriteRecord {
   held: HeldKey;
-  /** The table the write inserted row `id` into. */
+  /** The table the write inserted or changed row `id` in. */
   table: typeof leads | typeof contacts | typeof incidents;
   id: string;
+  /** For a change: the row's state once changed (else the row's existence is the test). */
+  state?: SQL;
   /** The 200 JSON body: text, or an SQL expression when only the batch knows some of it. */
   body: string | SQL;
 }
 
 /**
  * The statement, for a write's own batch, that records the write's 200 JSON
- * response for `held` if and only if row `id` now exists, and returns the
+ * response for `held` if and only if row `id` now exists (in `state`), and returns the
  * recorded body: the write and the record of its outcome commit together or
  * not at all, and a replay returns exactly what this request answered.
  */
-export function recordWithWrite(db: Db, { held, table, id, body }: WriteRecord) {
+export function recordWithWrite(db: Db, { held, table, id, body, state }: WriteRecord) {
   const written = db
     .select({ id: table.id })
     .from(table)
-    .where(and(eq(table.orgId, held.orgId), eq(table.id, id)));
+    .where(and(eq(table.orgId, held.orgId), eq(table.id, id), state));
   return db
     .update(idempotencyKeys)
     .set({ status: 200, contentType: "application/json", body })

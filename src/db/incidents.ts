@@ -1,21 +1,29 @@
-import { and, count, eq, gt, lt, type SQL, sql } from "drizzle-orm";
-import { accounts, incidents } from "../../drizzle/schema";
+import { and, count, eq, gt, gte, lt, ne, type SQL, sql } from "drizzle-orm";
+import { accounts, type IncidentStatus, incidents } from "../../drizzle/schema";
 import type { Org } from "../env";
-import { toIso } from "../lib/datetime";
+import type { CursorPosition } from "../http/cursor";
+import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Booking, type SlotTimes, slotView } from "../scheduling/slots";
 import { type Db, inColumnOrder, insertWhere } from "./client";
 import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
 
+export type IncidentRow = typeof incidents.$inferSelect;
+
+/** Written as a literal, not a parameter, so that the planner may use the partial index of scheduled incidents. */
+const isScheduled = sql`${incidents.status} = 'scheduled'`;
+
 /**
- * The bookings of `org` that hold [start, end): those overlapping it. Such a
- * booking starts in (start - maxBookingMs, end), so the condition reads one
- * range of the (org_id, starts_at, ends_at) index. Availability, the booking
- * statement and the places left all count with this one condition.
+ * The bookings of `org` that hold [start, end): scheduled incidents
+ * overlapping it. Such a booking starts in (start - maxBookingMs, end), so the
+ * condition reads one range of the partial (org_id, starts_at, ends_at) index
+ * of scheduled incidents. Availability, booking, rescheduling and the places
+ * left all count with this one condition.
  */
 export function holding(org: Org, range: SlotTimes): SQL {
   return and(
     eq(incidents.orgId, org.id),
+    isScheduled,
     gt(incidents.startsAt, range.start - org.maxBookingMs),
     lt(incidents.startsAt, range.end),
     gt(incidents.endsAt, range.start),
@@ -44,9 +52,32 @@ export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[])
   return [...byTimes.values()].sort((a, b) => a.startsAt - b.startsAt);
 }
 
+/** The incident as the API shows it (contract 8.3): its appointment in the org's zone. */
+export function incidentView(row: IncidentRow, timeZone: string) {
+  const { remaining: _, ...appointment } = slotView({ start: row.startsAt, end: row.endsAt, remaining: 0 }, timeZone);
+  return {
+    id: row.id,
+    status: row.status,
+    dateTime: appointment.start,
+    clientName: row.clientName,
+    insectName: row.insectName,
+    accountId: row.accountId,
+    phone: row.phone,
+    notes: row.notes,
+    appointment,
+    createdAt: toIso(row.createdAt),
+    updatedAt: toIso(row.updatedAt),
+    cancelledAt: toIsoOrNull(row.cancelledAt),
+    cancelReason: row.cancelReason,
+  };
+}
+
 export interface NewIncident {
   clientName: string;
   insectName: string;
+  /** The caller's number, already E.164. */
+  phone: string | null;
+  notes: string | null;
 }
 
 export interface BookingRequest {
@@ -57,20 +88,6 @@ export interface BookingRequest {
   now: number;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
   held?: HeldKey;
-}
-
-/** The incident as create-incident answers it. */
-function bookedView(request: BookingRequest, id: string, accountId: string | null, remaining: number) {
-  const { slot, incident, org, now } = request;
-  return {
-    id,
-    dateTime: toIso(slot.start),
-    clientName: incident.clientName,
-    insectName: incident.insectName,
-    accountId,
-    appointment: slotView({ ...slot, remaining }, org.schedule.timeZone),
-    createdAt: toIso(now),
-  };
 }
 
 /**
@@ -92,14 +109,17 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
     ...incident,
     id,
     orgId: org.id,
+    status: "scheduled",
     startsAt: slot.start,
     endsAt: slot.end,
     createdAt: now,
+    updatedAt: now,
   });
   const hasRoom = sql`(SELECT count(*) FROM ${incidents} WHERE ${holding(org, slot)}) < ${org.schedule.capacity}`;
   const insert = insertWhere(db, incidents, { ...row, accountId: accountOf }, hasRoom);
 
-  const body = sql`json_set(${JSON.stringify(bookedView(request, id, null, 0))},
+  const view = incidentView(row, org.schedule.timeZone);
+  const body = sql`json_set(${JSON.stringify(view)},
     '$.accountId', (SELECT ${incidents.accountId} FROM ${incidents} WHERE ${eq(incidents.id, id)}),
     '$.appointment.remaining', (SELECT CAST(max(0, ${org.schedule.capacity} - count(*)) AS INTEGER) FROM ${incidents} WHERE ${holding(org, slot)}))`;
   const select = db
@@ -115,4 +135,113 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
   // Booked, but the held claim had lapsed (taken over after 60 s): not recorded.
   const [booked] = await select;
   return { body: booked!.body, recorded: false };
+}
+
+export async function getIncident(db: Db, orgId: string, id: string): Promise<IncidentRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(incidents)
+    .where(and(eq(incidents.orgId, orgId), eq(incidents.id, id)))
+    .limit(1);
+  return row;
+}
+
+export interface IncidentChange {
+  org: Org;
+  /** The incident as read: the change applies only if it is still exactly so. */
+  seen: IncidentRow;
+  /** The incident as it is to be. */
+  changed: IncidentRow;
+  /** A further condition of the change (a reschedule's room in its new slot). */
+  condition?: SQL;
+  held?: HeldKey;
+}
+
+/**
+ * Applies a change to one incident in one conditional statement (compare and
+ * set): it writes only while the incident's status, times and updatedAt are
+ * still those that were read and `condition` holds, so the decision taken on
+ * that reading and the write happen at once, and two changes to one incident
+ * are serialised. With a held Idempotency-Key the answer is recorded in the
+ * same batch. When it did not apply, the incident as it now is comes back
+ * (undefined if it is gone) for the caller to decide again.
+ */
+export async function changeIncident(
+  db: Db,
+  { org, seen, changed, condition, held }: IncidentChange,
+): Promise<{ written: Written } | { written?: undefined; current: IncidentRow | undefined }> {
+  const body = JSON.stringify(incidentView(changed, org.schedule.timeZone));
+  const { status, startsAt, endsAt, updatedAt, cancelledAt, cancelReason } = changed;
+  const update = db
+    .update(incidents)
+    .set({ status, startsAt, endsAt, updatedAt, cancelledAt, cancelReason })
+    .where(
+      and(
+        eq(incidents.orgId, org.id),
+        eq(incidents.id, seen.id),
+        eq(incidents.status, seen.status),
+        eq(incidents.startsAt, seen.startsAt),
+        eq(incidents.endsAt, seen.endsAt),
+        eq(incidents.updatedAt, seen.updatedAt),
+        condition,
+      ),
+    );
+  const current = db
+    .select()
+    .from(incidents)
+    .where(and(eq(incidents.orgId, org.id), eq(incidents.id, seen.id)));
+  // The record's own check that the change is in place: the row as changed.
+  const state = and(eq(incidents.status, status), eq(incidents.startsAt, startsAt), eq(incidents.updatedAt, updatedAt));
+  const [updated, [now], recorded] = held
+    ? await db.batch([update, current, recordWithWrite(db, { held, table: incidents, id: seen.id, body, state })])
+    : [...(await db.batch([update, current])), undefined];
+  if (updated.meta.changes !== 1) return { current: now };
+  return { written: { body, recorded: recorded?.length === 1 } };
+}
+
+/** Another incident's booking of `slot` leaves room for this one: the room a reschedule needs. */
+export const roomFor = (org: Org, slot: SlotTimes, id: string): SQL =>
+  sql`(SELECT count(*) FROM ${incidents} WHERE ${and(holding(org, slot), ne(incidents.id, id))}) < ${org.schedule.capacity}`;
+
+export interface IncidentFilters {
+  from?: number;
+  to?: number;
+  status?: IncidentStatus;
+  accountId?: string;
+  /** E.164. */
+  phone?: string;
+  updatedSince?: number;
+}
+
+export interface IncidentPageQuery {
+  orgId: string;
+  filters: IncidentFilters;
+  after?: CursorPosition;
+  limit: number;
+}
+
+/**
+ * One page in (startsAt, id) order, read by keyset. Each filter but
+ * updatedSince has an index ending in that order (org, then the filter, then
+ * start and id), so a page reads its rows and one more, at any depth.
+ */
+export async function listIncidents(db: Db, { orgId, filters, after, limit }: IncidentPageQuery) {
+  const { from, to, status, accountId, phone, updatedSince } = filters;
+  const conditions: (SQL | undefined)[] = [
+    eq(incidents.orgId, orgId),
+    from === undefined ? undefined : gte(incidents.startsAt, from),
+    to === undefined ? undefined : lt(incidents.startsAt, to),
+    status === undefined ? undefined : eq(incidents.status, status),
+    accountId === undefined ? undefined : eq(incidents.accountId, accountId),
+    phone === undefined ? undefined : eq(incidents.phone, phone),
+    updatedSince === undefined ? undefined : gte(incidents.updatedAt, updatedSince),
+    after && sql`(${incidents.startsAt}, ${incidents.id}) > (${after.at}, ${after.id})`,
+  ];
+  const rows = await db
+    .select()
+    .from(incidents)
+    .where(and(...conditions))
+    .orderBy(incidents.startsAt, incidents.id)
+    .limit(limit + 1);
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }

@@ -1,6 +1,7 @@
 import { leads } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
+import { phoneColumnsOf } from "../lib/phones";
 import type { NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder } from "./client";
 import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
@@ -9,6 +10,8 @@ type LeadRow = typeof leads.$inferSelect;
 
 export interface LeadWrite {
   orgId: string;
+  /** The org's country, which phone numbers without "+" are read in. */
+  country: string;
   lead: NewLead;
   now: number;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
@@ -16,8 +19,14 @@ export interface LeadWrite {
 }
 
 /** Stores a lead and returns its JSON, in one round trip. */
-export async function createLead(db: Db, { orgId, lead, now, held }: LeadWrite): Promise<Written> {
-  const row = inColumnOrder(leads, { ...lead, id: newId("lead", now), orgId, createdAt: now });
+export async function createLead(db: Db, { orgId, country, lead, now, held }: LeadWrite): Promise<Written> {
+  const row = inColumnOrder(leads, {
+    ...lead,
+    ...phoneColumnsOf(lead, country),
+    id: newId("lead", now),
+    orgId,
+    createdAt: now,
+  });
   const body = JSON.stringify(leadView(row));
   const insert = db.insert(leads).values(row);
   if (!held) {
@@ -28,7 +37,7 @@ export async function createLead(db: Db, { orgId, lead, now, held }: LeadWrite):
   return { body, recorded: recorded.length === 1 };
 }
 
-export function leadView({ orgId: _org, ...lead }: LeadRow) {
+export function leadView({ orgId: _org, mobileE164: _m, businessE164: _b, ...lead }: LeadRow) {
   // Overwriting keys keeps their place, so the fields stay in the spec's order.
   return { ...lead, estimatedCloseDate: toIsoOrNull(lead.estimatedCloseDate), createdAt: toIso(lead.createdAt) };
 }

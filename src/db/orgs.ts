@@ -33,6 +33,12 @@ export async function orgExists(db: Db, orgId: string): Promise<boolean> {
   return org !== undefined;
 }
 
+/** The org's country; null for an unknown org. */
+export async function countryOf(db: Db, orgId: string): Promise<string | null> {
+  const [org] = await db.select({ country: orgs.country }).from(orgs).where(eq(orgs.id, orgId));
+  return org?.country ?? null;
+}
+
 /** Changes the org's country (phones without "+" are read in it); null for an unknown org. */
 export async function setCountry(db: Db, orgId: string, country: string) {
   const [org] = await db.update(orgs).set({ country }).where(eq(orgs.id, orgId)).returning({ country: orgs.country });

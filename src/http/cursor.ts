@@ -1,4 +1,4 @@
-// Opaque keyset cursors for the contact list: the last row's (createdAt, id)
+// Opaque keyset cursors for the lists: the last row's (sort time, id)
 // plus a fingerprint of the org and filters the cursor was issued for, so that
 // a cursor replayed against another org or other filters is refused (422)
 // instead of silently paging through something else.
@@ -6,7 +6,8 @@ import { sha256Hex } from "../lib/hash";
 import { ApiError } from "./problem";
 
 export interface CursorPosition {
-  createdAt: number;
+  /** The time the list is sorted by (a contact's createdAt, an incident's start). */
+  at: number;
   id: string;
 }
 
@@ -15,7 +16,7 @@ const ID = /^[a-z]{2,4}_[0-9a-z]{26}$/;
 const fingerprint = async (scope: unknown): Promise<string> => (await sha256Hex(JSON.stringify(scope))).slice(0, 16);
 
 export async function encodeCursor(position: CursorPosition, scope: unknown): Promise<string> {
-  const json = JSON.stringify({ t: position.createdAt, i: position.id, s: await fingerprint(scope) });
+  const json = JSON.stringify({ t: position.at, i: position.id, s: await fingerprint(scope) });
   return btoa(json).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
@@ -39,5 +40,5 @@ export async function decodeCursor(token: string, scope: unknown): Promise<Curso
   const { t, i, s } = (parsed ?? {}) as Record<string, unknown>;
   if (!Number.isSafeInteger(t) || (t as number) < 0 || typeof i !== "string" || !ID.test(i)) throw invalid;
   if (s !== (await fingerprint(scope))) throw invalid;
-  return { createdAt: t as number, id: i };
+  return { at: t as number, id: i };
 }

@@ -29,6 +29,11 @@ export const PROBLEMS = {
     title: "Account not found",
     description: "no account with this id in your organisation",
   },
+  incident_not_found: {
+    status: 404,
+    title: "Incident not found",
+    description: "no incident with this id in your organisation",
+  },
   method_not_allowed: {
     status: 405,
     title: "Method not allowed",
@@ -38,6 +43,11 @@ export const PROBLEMS = {
     status: 409,
     title: "Slot unavailable",
     description: "the slot cannot be booked; nothing stored; see reason and alternatives",
+  },
+  incident_not_changeable: {
+    status: 409,
+    title: "Incident cannot be changed",
+    description: "the incident is cancelled or its appointment has started; nothing changed; see reason",
   },
   idempotency_in_progress: {
     status: 409,

@@ -2,6 +2,7 @@
 // every failing field reported in contract-shaped `errors[]` entries.
 import { zValidator } from "@hono/zod-validator";
 import type { z } from "zod";
+import { normalizePhone } from "../lib/phones";
 import { type FieldError, validationFailed } from "./problem";
 
 type Issue = z.core.$ZodIssue;
@@ -85,4 +86,17 @@ function fieldNames(schema: z.ZodType): string[] {
   let def = schema._zod.def as { shape?: Record<string, unknown>; in?: z.ZodType };
   while (!def.shape && def.in) def = def.in._zod.def as typeof def;
   return Object.keys(def.shape ?? {});
+}
+
+/**
+ * A phone to match or store (contract 8.1) as E.164, read in the org's
+ * country when written without "+"; 422 `invalid_phone` when it is no valid
+ * number. Checked after the schema, as it needs the org.
+ */
+export function e164OrFail(text: string, country: string, path = "phone"): string {
+  const e164 = normalizePhone(text, country);
+  if (e164 === null) {
+    throw validationFailed([{ path, code: "invalid_phone", message: "is not a valid phone number" }]);
+  }
+  return e164;
 }

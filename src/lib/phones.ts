@@ -14,3 +14,14 @@ export function normalizePhone(text: string, country: string): string | null {
   const parsed = parsePhoneNumberFromString(text, country as Parameters<typeof parsePhoneNumberFromString>[1]);
   return parsed?.isValid() ? parsed.number : null;
 }
+
+/** The E.164 columns stored beside a record's free-text phone fields (null where a field is absent or no number). */
+export function phoneColumnsOf(
+  record: { mobilePhone?: string | null; businessPhone?: string | null },
+  country: string,
+): { mobileE164: string | null; businessE164: string | null } {
+  return {
+    mobileE164: record.mobilePhone ? normalizePhone(record.mobilePhone, country) : null,
+    businessE164: record.businessPhone ? normalizePhone(record.businessPhone, country) : null,
+  };
+}

@@ -5,7 +5,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponse
 import { EVERY_OPERATION, PROBLEMS, type ProblemCode, type ProblemEntry, WITH_BODY } from "../http/errors";
 import { OPERATIONS } from "../routes";
 import type { Operation } from "../routes/operation";
-import { health, problem, slotUnavailable } from "../schemas/responses";
+import { health, incidentNotChangeable, problem, slotUnavailable } from "../schemas/responses";
 
 const problemContent = (schema: z.ZodType = problem) => ({ "application/problem+json": { schema } });
 
@@ -15,7 +15,17 @@ const BOOKMARK_OUT =
   "The D1 session's position after this request; send it back as X-D1-Bookmark to read at least this far";
 
 // Problems whose documents carry members of their own.
-const PROBLEM_SCHEMAS: Partial<Record<ProblemCode, z.ZodType>> = { slot_unavailable: slotUnavailable };
+const PROBLEM_SCHEMAS: Partial<Record<ProblemCode, z.ZodType>> = {
+  slot_unavailable: slotUnavailable,
+  incident_not_changeable: incidentNotChangeable,
+};
+
+/** The schema of a status's problems: the plain one, those with members of their own, or a union of them. */
+function schemaOf(group: ProblemCode[]): z.ZodType {
+  const schemas = [...new Set(group.map((code) => PROBLEM_SCHEMAS[code] ?? problem))];
+  const [first, second, ...rest] = schemas;
+  return second ? z.union([first!, second, ...rest]) : first!;
+}
 
 /** Retry-After, documented as required when every problem of the status sends it, optional when some do. */
 function retryAfterHeader(entries: ProblemEntry[]) {
@@ -37,11 +47,10 @@ function problemResponses(op: Operation): ZodOpenApiResponsesObject {
   const result: ZodOpenApiResponsesObject = {};
   for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
     const entries = group.map((code) => PROBLEMS[code] as ProblemEntry);
-    const special = group.map((code) => PROBLEM_SCHEMAS[code]).find((schema) => schema !== undefined);
     result[String(status) as "400"] = {
       description: group.map((code) => `\`${code}\`: ${PROBLEMS[code].description}`).join("; or "),
       ...retryAfterHeader(entries),
-      content: problemContent(special ?? problem),
+      content: problemContent(schemaOf(group)),
     };
   }
   return result;

@@ -8,6 +8,24 @@ const accountIdParam = z.object({
   id: z.string().meta({ description: "The account's id", example: "acct_demo0000000000000000000001" }),
 });
 
+export const ACCOUNT_EXAMPLE = {
+  id: "acct_demo0000000000000000000001",
+  name: "Acme Apartments",
+  accountType: 1,
+  email: "office@acme-apartments.example",
+  mobilePhone: null,
+  businessPhone: "+1 212 555 0100",
+  buildingLocation: null,
+  street1: "12 Elm Street",
+  street2: null,
+  city: "New York",
+  postalCode: "10001",
+  state: "NY",
+  country: "US",
+  createdAt: "2026-11-23T15:04:05.123Z",
+  updatedAt: "2026-11-23T15:04:05.123Z",
+};
+
 export const accountOperations = [
   defineOperation({
     operationId: "getAccount",
@@ -21,23 +39,7 @@ export const accountOperations = [
       "One account of your organisation. An unknown id, a malformed id and another organisation's id all answer 404 account_not_found.",
     params: accountIdParam,
     response: account,
-    responseExample: {
-      id: "acct_demo0000000000000000000001",
-      name: "Acme Apartments",
-      accountType: 1,
-      email: "office@acme-apartments.example",
-      mobilePhone: null,
-      businessPhone: "+1 212 555 0100",
-      buildingLocation: null,
-      street1: "12 Elm Street",
-      street2: null,
-      city: "New York",
-      postalCode: "10001",
-      state: "NY",
-      country: "US",
-      createdAt: "2026-11-23T15:04:05.123Z",
-      updatedAt: "2026-11-23T15:04:05.123Z",
-    },
+    responseExample: ACCOUNT_EXAMPLE,
     errors: ["account_not_found"],
     handler: async (c, { params }) => {
       // Unknown, malformed and other orgs' ids all read as "no such account".

@@ -1,6 +1,7 @@
 import { contactView, createContact, listContacts } from "../db/contacts";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { validationFailed } from "../http/problem";
+import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../middleware/idempotency";
 import { createContactBody, listContactsQuery } from "../schemas/contacts";
 import { contact, contactPage } from "../schemas/responses";
@@ -46,8 +47,14 @@ export const contactOperations = [
     response: contact,
     responseExample: CONTACT_EXAMPLE,
     handler: async (c, { body }) => {
-      const { db, orgId, heldKey } = c.var;
-      const written = await createContact(db, { orgId, contact: body, now: Date.now(), held: heldKey });
+      const { db, orgId, org, heldKey } = c.var;
+      const written = await createContact(db, {
+        orgId,
+        country: org.country,
+        contact: body,
+        now: Date.now(),
+        held: heldKey,
+      });
       if (written === null) {
         throw validationFailed([{ path: "accountId", code: "account_not_found", message: "no account with this id" }]);
       }
@@ -63,7 +70,7 @@ export const contactOperations = [
     effect: "read",
     summary: "List contacts",
     description:
-      "Contacts oldest first by (createdAt, id), read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: accountId, email (case-insensitive exact), updatedSince (inclusive).",
+      "Contacts oldest first by (createdAt, id), read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: accountId, email (case-insensitive exact), phone (mobilePhone or businessPhone is this number, any spelling), updatedSince (inclusive).",
     query: listContactsQuery,
     response: contactPage,
     responseExample: {
@@ -73,8 +80,9 @@ export const contactOperations = [
         "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgiLCJzIjoiOWYxYzJkM2U0ZjVhNmI3YyJ9",
     },
     handler: async (c, { query }) => {
-      const { limit, cursor, ...filters } = query;
-      const { db, orgId } = c.var;
+      const { limit, cursor, phone, ...rest } = query;
+      const { db, orgId, org } = c.var;
+      const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
       // A cursor belongs to one org and one set of filters (normalised, so that
       // equivalent spellings of a filter share cursors); `limit` may change.
       const scope = [
@@ -82,6 +90,8 @@ export const contactOperations = [
         filters.accountId ?? null,
         filters.email?.toLowerCase() ?? null,
         filters.updatedSince ?? null,
+        // Absent from cursors issued before the filter existed, which stay valid.
+        ...(filters.phone === undefined ? [] : [filters.phone]),
       ];
       const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
       const page = await listContacts(db, { orgId, filters, after, limit });
@@ -90,7 +100,7 @@ export const contactOperations = [
         {
           data: page.rows.map(contactView),
           hasMore: page.hasMore,
-          nextCursor: page.hasMore && last ? await encodeCursor(last, scope) : null,
+          nextCursor: page.hasMore && last ? await encodeCursor({ at: last.createdAt, id: last.id }, scope) : null,
         },
         200,
       );

@@ -4,6 +4,7 @@
 import { accountOperations } from "./accounts";
 import { aiAgentOperations } from "./ai-agent";
 import { contactOperations } from "./contacts";
+import { incidentOperations } from "./incidents";
 import { leadOperations } from "./leads";
 import type { Operation } from "./operation";
 
@@ -12,4 +13,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...leadOperations,
   ...contactOperations,
   ...accountOperations,
+  ...incidentOperations,
 ];

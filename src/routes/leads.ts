@@ -51,6 +51,7 @@ export const leadOperations = [
     handler: async (c, { body }) => {
       const written = await createLead(c.var.db, {
         orgId: c.var.orgId,
+        country: c.var.org.country,
         lead: body,
         now: Date.now(),
         held: c.var.heldKey,

@@ -38,12 +38,20 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output") {
   return { ...target, ...(defs ? { $defs: defs } : {}) } as { type: "object" };
 }
 
+/** A tool's arguments: the operation's path parameters (an `{id}` becomes an `id` argument) with its body or query. */
+function toolInput(op: Operation): z.ZodType {
+  const rest = op.body ?? op.query;
+  if (!op.params) return rest ?? z.object({});
+  if (!rest) return op.params;
+  return z.strictObject({ ...(op.params as z.ZodObject).shape, ...(rest as z.ZodObject).shape });
+}
+
 const TOOLS = OPERATIONS.map((op) => ({
   name: op.tool,
   title: op.summary,
   description: op.description,
   annotations: toolAnnotations(op),
-  inputSchema: jsonSchema(op.body ?? op.query ?? op.params ?? z.object({}), "input"),
+  inputSchema: jsonSchema(toolInput(op), "input"),
   outputSchema: jsonSchema(op.response, "output"),
 }));
 
@@ -92,17 +100,20 @@ function operationRequest(
     "X-Request-Id": c.var.requestId,
   });
   if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
+  // Path parameters fill the template; the other arguments are the body or the query, validated by the route.
+  const isPathParameter = (name: string) => op.path.includes(`{${name}}`);
+  for (const [name, value] of Object.entries(args).filter(([name]) => isPathParameter(name)))
+    url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(queryText(value)));
+  // fromEntries, so that a "__proto__" argument stays a member (and is refused by the route).
+  const rest = Object.fromEntries(Object.entries(args).filter(([name]) => !isPathParameter(name)));
   if (op.method === "post") {
     headers.set("Content-Type", "application/json");
     const key = c.req.header("Idempotency-Key");
     if (key !== undefined) headers.set("Idempotency-Key", key);
-    return new Request(url, { method: "POST", headers, body: JSON.stringify(args) });
+    return new Request(url, { method: "POST", headers, body: JSON.stringify(rest) });
   }
-  for (const [name, value] of Object.entries(args)) {
-    // Path parameters fill the template; anything else is a query parameter, validated by the route.
-    if (op.path.includes(`{${name}}`))
-      url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(queryText(value)));
-    else if (value !== undefined && value !== null) url.searchParams.set(name, queryText(value));
+  for (const [name, value] of Object.entries(rest)) {
+    if (value !== undefined && value !== null) url.searchParams.set(name, queryText(value));
   }
   return new Request(url, { method: "GET", headers });
 }

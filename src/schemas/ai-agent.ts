@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { dateTime, LIMITS, requiredText } from "./common";
+import { dateTime, LIMITS, optionalText, requiredText } from "./common";
 
 export const availableAppointmentsBody = z.strictObject({
   dateTime,
@@ -18,4 +18,16 @@ export const createIncidentBody = z.strictObject({
   dateTime,
   clientName: requiredText(LIMITS.name),
   insectName: requiredText(LIMITS.name),
+  phone: optionalText(LIMITS.phone).meta({
+    description: "The caller's number, so that find-caller finds the booking; stored as E.164",
+    example: "+1 917 555 0134",
+  }),
+  notes: optionalText(LIMITS.notes).meta({ description: "Address, gate code, what the caller saw" }),
+});
+
+export const findCallerBody = z.strictObject({
+  phone: requiredText(LIMITS.phone).meta({
+    description: "The caller's number (caller ID); without + it is read in your organisation's country",
+    example: "+19175550134",
+  }),
 });

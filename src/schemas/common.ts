@@ -75,7 +75,25 @@ export const optionalDateOrDateTime = z
   .nullish()
   .transform((v) => (v ? (parseDateOrDateTime(v) as number) : null));
 
-export const LIMITS = { name: 200, email: 320, phone: 40, street: 500, postalCode: 20 } as const;
+export const LIMITS = {
+  name: 200,
+  email: 320,
+  phone: 40,
+  street: 500,
+  postalCode: 20,
+  notes: 2000,
+  reason: 500,
+} as const;
+
+/** The `cursor` query parameter of a list. */
+export const cursorParam = z.string().max(1024).optional().meta({
+  description: "The nextCursor of the previous page",
+  example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDEifQ",
+});
+
+/** The `{id}` of a path. */
+export const idParam = (description: string, example: string) =>
+  z.object({ id: z.string().meta({ description, example }) });
 
 /** The postal-address fields shared by leads, contacts and accounts. */
 export const addressFields = {

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { addressFields, dateTime, LIMITS, optionalEmail, optionalText, phoneFields, queryInteger } from "./common";
+import {
+  addressFields,
+  cursorParam,
+  dateTime,
+  LIMITS,
+  optionalEmail,
+  optionalText,
+  phoneFields,
+  queryInteger,
+} from "./common";
 
 const REACHABLE_BY = ["firstName", "lastName", "email", "mobilePhone", "businessPhone"] as const;
 
@@ -28,13 +37,18 @@ export type NewContact = z.output<typeof createContactBody>;
 
 export const listContactsQuery = z.strictObject({
   limit: queryInteger({ min: 1, max: 200, default: 50, example: 2 }),
-  cursor: z.string().max(1024).optional().meta({
-    description: "The nextCursor of the previous page",
-    example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDEifQ",
-  }),
+  cursor: cursorParam,
   accountId: z.string().trim().max(LIMITS.name).optional().meta({ example: "acct_demo0000000000000000000003" }),
   email: z.string().trim().max(LIMITS.email).optional().meta({ example: "jane@example.com" }),
+  phone: z.string().trim().max(LIMITS.phone).optional().meta({
+    description:
+      "Contacts whose mobilePhone or businessPhone is this number (any spelling; without + it is read in your country)",
+    example: "+19175550199",
+  }),
   updatedSince: dateTime.optional(),
 });
 
-export type ContactFilters = Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince">;
+export type ContactFilters = Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince"> & {
+  /** E.164. */
+  phone?: string;
+};

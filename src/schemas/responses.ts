@@ -110,17 +110,47 @@ export const bookingCheck = z
   })
   .meta({ id: "BookingCheck" });
 
-export const incident = z
+const { remaining: _, ...appointmentTimes } = slot.shape;
+const incidentFields = {
+  id: z.string().meta({ example: "inc_01m81r170vt72z173z69cgy8ce" }),
+  status: z.enum(["scheduled", "cancelled"]).meta({ description: "A cancelled incident holds no slot" }),
+  dateTime: iso.meta({ description: "Equals appointment.start" }),
+  clientName: z.string(),
+  insectName: z.string(),
+  accountId: text,
+  phone: text.meta({ description: "The caller's number, E.164", example: "+19175550134" }),
+  notes: text,
+  appointment: z.object(appointmentTimes).meta({ id: "Appointment" }),
+  createdAt: iso,
+  updatedAt: iso,
+  cancelledAt: iso.nullable(),
+  cancelReason: text,
+};
+
+/** An incident as a resource (contract 8.3). */
+export const incident = z.object(incidentFields).meta({ id: "Incident" });
+
+/** create-incident's answer: the incident, its appointment with the places left. */
+export const bookedIncident = z
+  .object({ ...incidentFields, appointment: slot })
+  .meta({ id: "BookedIncident", description: "The incident; its appointment also carries `remaining`" });
+
+export const incidentPage = z
+  .object({ data: z.array(incident), hasMore: z.boolean(), nextCursor: z.string().nullable() })
+  .meta({ id: "IncidentPage" });
+
+export const caller = z
   .object({
-    id: z.string().meta({ example: "inc_01m81r170vt72z173z69cgy8ce" }),
-    dateTime: iso,
-    clientName: z.string(),
-    insectName: z.string(),
-    accountId: text,
-    appointment: slot,
-    createdAt: iso,
+    phone: z.string().meta({ example: "+19175550134" }),
+    contacts: z.array(contact),
+    accounts: z.array(account),
+    upcomingIncidents: z.array(incident),
   })
-  .meta({ id: "Incident" });
+  .meta({ id: "Caller" });
+
+export const incidentNotChangeable = problem
+  .extend({ reason: z.enum(["cancelled", "in_the_past"]) })
+  .meta({ id: "IncidentNotChangeableProblem" });
 
 export const slotUnavailable = problem
   .extend({ reason, alternatives: z.array(slot) })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { decodeCursor, encodeCursor } from "../../src/http/cursor";
 import { ApiError } from "../../src/http/problem";
 
-const position = { createdAt: 1_763_900_000_000, id: "ct_01kaq3m2c0abcdefghjkmnpqrs" };
+const position = { at: 1_763_900_000_000, id: "ct_01kaq3m2c0abcdefghjkmnpqrs" };
 const scope = ["org_a", null, null, null];
 
 async function rejection(token: string, forScope: unknown = scope) {

@@ -1,17 +1,23 @@
 // The ai-agent group (contract section 5): what voice and chat agents call
 // while a customer waits. Every answer is computed from the org's schedule and
 // the bookings of the scanned window, at the request's `now`.
+import { findCaller } from "../../db/callers";
 import { bookSlot } from "../../db/incidents";
-import { ApiError } from "../../http/problem";
+import { e164OrFail } from "../../http/validate";
 import { toIso } from "../../lib/datetime";
 import { writtenResponse } from "../../middleware/idempotency";
 import { assessSlot, type Reason, remainingCounter, slotView } from "../../scheduling/slots";
-import { availableAppointmentsBody, bookingCheckBody, createIncidentBody } from "../../schemas/ai-agent";
-import { availableAppointments, bookingCheck, incident } from "../../schemas/responses";
+import {
+  availableAppointmentsBody,
+  bookingCheckBody,
+  createIncidentBody,
+  findCallerBody,
+} from "../../schemas/ai-agent";
+import { availableAppointments, bookedIncident, bookingCheck, caller } from "../../schemas/responses";
+import { ACCOUNT_EXAMPLE } from "../accounts";
+import { INCIDENT_EXAMPLE } from "../incidents";
 import { defineOperation } from "../operation";
-import { scanBookable } from "./scan";
-
-const ALTERNATIVES = 3;
+import { scanBookable, slotUnavailable } from "./scan";
 
 export const aiAgentOperations = [
   defineOperation({
@@ -90,7 +96,7 @@ export const aiAgentOperations = [
         org,
         now,
         from: dateTime + 1,
-        limit: ALTERNATIVES,
+        limit: 3,
         alsoCover: slot ? [slot] : [],
       });
       const remaining = slot ? remainingCounter(covered, capacity, org.maxBookingMs)(slot) : 0;
@@ -118,40 +124,49 @@ export const aiAgentOperations = [
     description:
       "Logs a pest or service incident and books the slot that starts at `dateTime`, atomically: a slot is never booked beyond its capacity. If the slot cannot be booked nothing is stored and the answer is 409 `slot_unavailable` with `reason` and `alternatives`. `clientName` is linked to the account of that name (case-insensitive) when exactly one exists.",
     body: createIncidentBody,
-    example: { dateTime: "2026-11-24T13:00:00Z", clientName: "Acme Apartments", insectName: "German cockroach" },
-    response: incident,
-    responseExample: {
-      id: "inc_01m81r170vt72z173z69cgy8ce",
-      dateTime: "2026-11-24T13:00:00.000Z",
-      clientName: "Acme Apartments",
-      insectName: "German cockroach",
-      accountId: "acct_demo0000000000000000000001",
-      appointment: {
-        start: "2026-11-24T13:00:00.000Z",
-        end: "2026-11-24T14:00:00.000Z",
-        localStart: "2026-11-24T08:00:00-05:00",
-        localEnd: "2026-11-24T09:00:00-05:00",
-        remaining: 0,
-      },
-      createdAt: "2026-11-23T15:04:05.123Z",
+    example: {
+      dateTime: "2026-11-24T13:00:00Z",
+      clientName: "Jane Homeowner",
+      insectName: "termites",
+      phone: "(917) 555-0199",
+      notes: "Side gate code 4412; droppings in the garage",
     },
+    response: bookedIncident,
+    responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
     errors: ["slot_unavailable"],
-    handler: async (c, { body: { dateTime, ...details } }) => {
+    handler: async (c, { body: { dateTime, phone, ...details } }) => {
       const { db, org, heldKey } = c.var;
+      const incident = { ...details, phone: phone === null ? null : e164OrFail(phone, org.country) };
       const now = Date.now();
       const { slot, reason } = assessSlot(org.schedule, now, dateTime);
-      const booked =
-        reason === null && slot ? await bookSlot(db, { org, slot, incident: details, now, held: heldKey }) : null;
-      if (booked === null) {
-        const { slots } = await scanBookable(db, { org, now, from: dateTime + 1, limit: ALTERNATIVES });
-        throw new ApiError("slot_unavailable", "The slot at dateTime cannot be booked; see reason and alternatives", {
-          members: {
-            reason: reason ?? "fully_booked",
-            alternatives: slots.map((s) => slotView(s, org.schedule.timeZone)),
-          },
-        });
-      }
+      const booked = reason === null && slot ? await bookSlot(db, { org, slot, incident, now, held: heldKey }) : null;
+      if (booked === null) throw await slotUnavailable(db, org, now, dateTime, reason ?? "fully_booked");
       return writtenResponse(c, booked);
+    },
+  }),
+  defineOperation({
+    operationId: "findCaller",
+    tool: "find_caller",
+    method: "post",
+    path: "/api/v1/ai-agent/find-caller",
+    tag: "ai-agent",
+    effect: "read",
+    summary: "Find who is calling, by phone number",
+    description:
+      "For the first second of an inbound call: the contacts and accounts whose mobile or business phone is this number (and the accounts of those contacts), newest first, and the caller's upcoming scheduled incidents (by phone or by one of those accounts), soonest first; at most 10 of each. An unknown caller is empty lists, not 404.",
+    body: findCallerBody,
+    example: { phone: "+1 917 555 0199" },
+    response: caller,
+    responseExample: {
+      phone: "+19175550199",
+      contacts: [],
+      accounts: [ACCOUNT_EXAMPLE],
+      upcomingIncidents: [INCIDENT_EXAMPLE],
+    },
+    handler: async (c, { body }) => {
+      const { db, org } = c.var;
+      const phone = e164OrFail(body.phone, org.country);
+      return c.json(await findCaller(db, { org, phone, now: Date.now() }), 200);
     },
   }),
 ];

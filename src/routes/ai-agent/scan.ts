@@ -6,13 +6,16 @@
 import type { Db } from "../../db/client";
 import { bookingsOverlapping } from "../../db/incidents";
 import type { Org } from "../../env";
+import { ApiError } from "../../http/problem";
 import {
   type Booking,
   bookableWindow,
   candidateSlots,
   findBookable,
+  type Reason,
   type Slot,
   type SlotTimes,
+  slotView,
 } from "../../scheduling/slots";
 
 export interface ScanResult {
@@ -65,4 +68,19 @@ export async function scanBookable(db: Db, { org, now, from, limit, alsoCover = 
     windowSlots *= 4;
   } while (slots.length < limit && cursor < horizon.until);
   return { slots, covered };
+}
+
+const ALTERNATIVES = 3;
+
+/** Up to 3 bookable slots after `dateTime`, as 5.4's alternatives. */
+export async function alternativesAfter(db: Db, org: Org, now: number, dateTime: number) {
+  const { slots } = await scanBookable(db, { org, now, from: dateTime + 1, limit: ALTERNATIVES });
+  return slots.map((s) => slotView(s, org.schedule.timeZone));
+}
+
+/** 409 slot_unavailable with `reason` and `alternatives` (contract 5.5, 8.5): nothing was stored. */
+export async function slotUnavailable(db: Db, org: Org, now: number, dateTime: number, reason: Reason) {
+  return new ApiError("slot_unavailable", "The slot at dateTime cannot be booked; see reason and alternatives", {
+    members: { reason, alternatives: await alternativesAfter(db, org, now, dateTime) },
+  });
 }

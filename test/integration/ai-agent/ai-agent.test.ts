@@ -530,12 +530,18 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^inc_/),
+      status: "scheduled",
       dateTime: iso(at),
       clientName: "Jane Doe",
       insectName: "Termites",
       accountId: null,
+      phone: null,
+      notes: null,
       appointment: slotOf(at, 0),
       createdAt: expect.any(String),
+      updatedAt: res.body.createdAt,
+      cancelledAt: null,
+      cancelReason: null,
     });
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before - 1);
     expect(Date.parse(res.body.createdAt)).toBeLessThanOrEqual(after + 1);
@@ -695,7 +701,7 @@ describe("validation and methods", () => {
     [CREATE, { dateTime: valid, clientName: "  ", insectName: "Ants" }, "clientName", "required"],
     [CREATE, { dateTime: valid, clientName: "x".repeat(201), insectName: "Ants" }, "clientName", "too_long"],
     [CREATE, { dateTime: valid, clientName: "Ann" }, "insectName", "required"],
-    [CREATE, { dateTime: valid, clientName: "Ann", insectName: "Ants", notes: "x" }, "notes", "unknown_field"],
+    [CREATE, { dateTime: valid, clientName: "Ann", insectName: "Ants", comments: "x" }, "comments", "unknown_field"],
   ] as const)("%s %j → 422 %s %s", async (path, body, field, code) => {
     const tenant = await tenantWith();
     const res = await call(tenant, path, { body });

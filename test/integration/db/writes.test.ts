@@ -55,11 +55,11 @@ describe("leads and contacts", () => {
   it("createLead returns the stored row's JSON, recorded for a held key in the same batch", async () => {
     const t = await newTenant();
     const lead = createLeadBody.parse({ firstName: "Ann", estimatedCloseDate: "2026-12-01" });
-    const plain = await createLead(db(), { orgId: t.orgId, lead, now: 1_700_000_000_000 });
+    const plain = await createLead(db(), { orgId: t.orgId, country: "US", lead, now: 1_700_000_000_000 });
     expect(plain.recorded).toBe(false);
     expect(JSON.parse(plain.body)).toMatchObject({ firstName: "Ann", estimatedCloseDate: "2026-12-01T00:00:00.000Z" });
     const key = await held(t);
-    const written = await createLead(db(), { orgId: t.orgId, lead, now: Date.now(), held: key });
+    const written = await createLead(db(), { orgId: t.orgId, country: "US", lead, now: Date.now(), held: key });
     expect(written.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: written.body });
   });
@@ -69,7 +69,9 @@ describe("leads and contacts", () => {
     const foreign = await addAccount(await newTenant(), "Theirs");
     const key = await held(t);
     const contact = createContactBody.parse({ firstName: "Bo", accountId: foreign.id });
-    expect(await createContact(db(), { orgId: t.orgId, contact, now: Date.now(), held: key })).toBeNull();
+    expect(
+      await createContact(db(), { orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
+    ).toBeNull();
     expect(await db().select().from(contacts).where(eq(contacts.orgId, t.orgId))).toEqual([]);
     expect(await recordOf(key)).toMatchObject({ status: null, body: null });
     await releaseKey(db(), key);
@@ -81,12 +83,17 @@ describe("leads and contacts", () => {
     const account = await addAccount(t, "Linked");
     for (let i = 0; i < 5; i++) {
       const contact = createContactBody.parse({ firstName: `C${i}`, accountId: i % 2 ? account.id : null });
-      await createContact(db(), { orgId: t.orgId, contact, now: 1_000 + i });
+      await createContact(db(), { orgId: t.orgId, country: "US", contact, now: 1_000 + i });
     }
     const first = await listContacts(db(), { orgId: t.orgId, filters: {}, limit: 2 });
     expect(first.rows.map((r) => r.firstName)).toEqual(["C0", "C1"]);
     expect(first.hasMore).toBe(true);
-    const rest = await listContacts(db(), { orgId: t.orgId, filters: {}, after: first.rows[1], limit: 10 });
+    const rest = await listContacts(db(), {
+      orgId: t.orgId,
+      filters: {},
+      after: { at: first.rows[1]!.createdAt, id: first.rows[1]!.id },
+      limit: 10,
+    });
     expect(rest).toMatchObject({
       hasMore: false,
       rows: [{ firstName: "C2" }, { firstName: "C3" }, { firstName: "C4" }],
@@ -97,7 +104,7 @@ describe("leads and contacts", () => {
 });
 
 describe("bookings", () => {
-  const incident = { clientName: "Acme", insectName: "Ants" };
+  const incident = { clientName: "Acme", insectName: "Ants", phone: null, notes: null };
 
   it("bookSlot books up to capacity, links the one account of the name, and answers the places left", async () => {
     const t = await openTenant("Booker", { capacity: 2 });
@@ -130,7 +137,7 @@ describe("bookings", () => {
     const booked = (await bookSlot(db(), {
       org,
       slot,
-      incident: { clientName: 'Quote "me" \\ ☃', insectName: "x" },
+      incident: { clientName: 'Quote "me" \\ ☃', insectName: "x", phone: null, notes: null },
       now: Date.now(),
       held: key,
     }))!;

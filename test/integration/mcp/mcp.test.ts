@@ -1,4 +1,4 @@
-// The MCP server through the official SDK client: the seven tools with the
+// The MCP server through the official SDK client: the twelve tools with the
 // operations' own input schemas, the same JSON results as HTTP, failures as
 // isError results carrying the problem document.
 
@@ -25,18 +25,27 @@ describe("MCP server at /mcp", () => {
     await expect(connect(null)).rejects.toThrow(/401/);
   });
 
-  it("lists the seven tools with the operations' input schemas", async () => {
+  it("lists the twelve tools with the operations' input schemas", async () => {
     const client = await connect(a);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
+      "cancel_incident",
       "check_booking_availability",
       "create_contact",
       "create_incident",
       "create_lead",
       "find_available_appointments",
+      "find_caller",
       "get_account",
+      "get_incident",
       "list_contacts",
+      "list_incidents",
+      "reschedule_incident",
     ]);
+    // An id in the path becomes an `id` argument, beside the body's fields.
+    const reschedule = tools.find((t) => t.name === "reschedule_incident")?.inputSchema;
+    expect(reschedule?.required).toEqual(["id", "dateTime"]);
+    expect(reschedule?.additionalProperties).toBe(false);
     const lead = tools.find((t) => t.name === "create_lead")?.inputSchema as unknown as {
       properties: object;
       additionalProperties: boolean;

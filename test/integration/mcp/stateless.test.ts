@@ -6,6 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { openApiDocument } from "../../../src/openapi/document";
 import { wrapD1 } from "../../support/d1";
+import { bookIncident } from "../../support/incidents";
 import { mcpCall, mcpClient, mcpList } from "../../support/mcp";
 import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";
@@ -39,14 +40,25 @@ describe("GET and DELETE /mcp", () => {
 });
 
 // A successful call of every tool; a tool added without a sample here fails the test below.
-const SAMPLES: Record<string, (accountId: string) => Record<string, unknown>> = {
+interface Ids {
+  accountId: string;
+  /** Two scheduled incidents: one to cancel, one to move. */
+  incidents: [string, string];
+}
+
+const SAMPLES: Record<string, (ids: Ids) => Record<string, unknown>> = {
   find_available_appointments: () => ({ dateTime: slotAt(), limit: 2 }),
   check_booking_availability: () => ({ dateTime: slotAt() }),
   create_incident: () => ({ dateTime: slotAt(), clientName: "Ann", insectName: "Ants" }),
+  find_caller: () => ({ phone: "+19175550134" }),
   create_lead: () => ({ firstName: "Ann" }),
   create_contact: () => ({ firstName: "Ann" }),
   list_contacts: () => ({ limit: 5 }),
-  get_account: (accountId) => ({ id: accountId }),
+  get_account: ({ accountId }) => ({ id: accountId }),
+  get_incident: ({ incidents }) => ({ id: incidents[0] }),
+  list_incidents: () => ({ status: "scheduled" }),
+  cancel_incident: ({ incidents }) => ({ id: incidents[0], reason: "moved away" }),
+  reschedule_incident: ({ incidents }) => ({ id: incidents[1], dateTime: slotAt(3) }),
 };
 
 const WRITE = /^\s*(insert|update|delete)\b/i;
@@ -71,13 +83,14 @@ describe("tool annotations", () => {
   it("the read-only tools are exactly those whose calls write nothing, and the document says the same", async () => {
     const t = await openTenant("Annotated", { capacity: 5 });
     const account = await addAccount(t, "Ann");
+    const ids: Ids = { accountId: account.id, incidents: [(await bookIncident(t)).id, (await bookIncident(t)).id] };
     const { tools } = (await mcpList(t)).body.result;
     const operations = Object.values(openApiDocument().paths ?? {}).flatMap((methods) => Object.values(methods ?? {}));
     for (const tool of tools) {
       const sample = SAMPLES[tool.name];
       expect(sample, `a sample call of ${tool.name}`).toBeDefined();
       const recorded = wrapD1(env.DB);
-      const res = await mcpCall(t, tool.name, sample!(account.id), { bindings: { DB: recorded.db } });
+      const res = await mcpCall(t, tool.name, sample!(ids), { bindings: { DB: recorded.db } });
       expect(res.body.result.isError, `${tool.name}: ${res.text}`).toBeFalsy();
       // The key's last-use hint is the auth middleware's, not the operation's.
       const writes = recorded.trips

@@ -2,6 +2,7 @@
 // documented response schemas (strictly: an undocumented field fails).
 import { beforeAll, describe, expect, it } from "vitest";
 import * as schemas from "../../../src/schemas/responses";
+import { bookIncident } from "../../support/incidents";
 import { call } from "../../support/request";
 import { strict } from "../../support/strict";
 import { addAccount, openTenant, type Tenant } from "../../support/tenants";
@@ -59,12 +60,29 @@ describe("responses match the documented schemas", () => {
       () => call(t, "/api/v1/ai-agent/is-booking-available", { body: { dateTime: slotTime } }),
     ],
     [
-      "incident",
-      schemas.incident,
+      "booked incident",
+      schemas.bookedIncident,
       () =>
         call(t, "/api/v1/ai-agent/create-incident", {
-          body: { dateTime: slotTime, clientName: "Doc Co", insectName: "Ants" },
+          body: { dateTime: slotTime, clientName: "Doc Co", insectName: "Ants", phone: "917 555 0134" },
         }),
+    ],
+    ["incident", schemas.incident, async () => call(t, `/api/v1/incidents/${(await bookIncident(t)).id}`)],
+    ["incident page", schemas.incidentPage, () => call(t, "/api/v1/incidents?limit=1")],
+    [
+      "cancelled incident",
+      schemas.incident,
+      async () => call(t, `/api/v1/incidents/${(await bookIncident(t)).id}/cancel`, { body: { reason: "gone" } }),
+    ],
+    ["caller", schemas.caller, () => call(t, "/api/v1/ai-agent/find-caller", { body: { phone: "917 555 0134" } })],
+    [
+      "incident not changeable",
+      schemas.incidentNotChangeable,
+      async () => {
+        const { id } = await bookIncident(t);
+        await call(t, `/api/v1/incidents/${id}/cancel`, { body: {} });
+        return call(t, `/api/v1/incidents/${id}/reschedule`, { body: { dateTime: slotTime } });
+      },
     ],
     [
       "slot unavailable",

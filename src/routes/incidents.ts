@@ -1,0 +1,221 @@
+// Incidents as a resource (contract 8.3–8.5): read, list, cancel, reschedule.
+// A change is read, decided here, then written by one conditional statement
+// that applies only if the incident is still as read (changeIncident); if
+// another change came first, it is decided again on the incident as it now is.
+import type { Context } from "hono";
+import { changeIncident, getIncident, type IncidentRow, incidentView, listIncidents, roomFor } from "../db/incidents";
+import type { AppEnv } from "../env";
+import { decodeCursor, encodeCursor } from "../http/cursor";
+import { ApiError } from "../http/problem";
+import { e164OrFail } from "../http/validate";
+import { writtenResponse } from "../middleware/idempotency";
+import { assessSlot } from "../scheduling/slots";
+import { cancelIncidentBody, incidentIdParam, listIncidentsQuery, rescheduleIncidentBody } from "../schemas/incidents";
+import { incident, incidentPage } from "../schemas/responses";
+import { slotUnavailable } from "./ai-agent/scan";
+import { defineOperation } from "./operation";
+
+export const INCIDENT_EXAMPLE = {
+  id: "inc_01m81r170vt72z173z69cgy8ce",
+  status: "scheduled",
+  dateTime: "2026-11-24T13:00:00.000Z",
+  clientName: "Jane Homeowner",
+  insectName: "termites",
+  accountId: "acct_demo0000000000000000000003",
+  phone: "+19175550199",
+  notes: "Side gate code 4412; droppings in the garage",
+  appointment: {
+    start: "2026-11-24T13:00:00.000Z",
+    end: "2026-11-24T14:00:00.000Z",
+    localStart: "2026-11-24T08:00:00-05:00",
+    localEnd: "2026-11-24T09:00:00-05:00",
+  },
+  createdAt: "2026-11-23T15:04:05.123Z",
+  updatedAt: "2026-11-23T15:04:05.123Z",
+  cancelledAt: null,
+  cancelReason: null,
+};
+
+/** How many times a change is decided again when other changes to the incident keep coming first. */
+const CHANGE_ATTEMPTS = 5;
+
+const notFound = () => new ApiError("incident_not_found", "No incident with this id");
+
+const notChangeable = (reason: "cancelled" | "in_the_past") =>
+  new ApiError(
+    "incident_not_changeable",
+    reason === "cancelled" ? "The incident is cancelled" : "The appointment has already started",
+    { members: { reason } },
+  );
+
+/**
+ * Runs `decide` on the incident as read, and again on the incident as it now
+ * is whenever a change decided came too late (another change to it was
+ * written first); `decide` answers with a Response or a change to write.
+ */
+async function changeLoop(
+  c: Context<AppEnv>,
+  id: string,
+  decide: (
+    seen: IncidentRow,
+    now: number,
+  ) => Promise<Response | { changed: IncidentRow; condition?: ReturnType<typeof roomFor> }>,
+): Promise<Response> {
+  const { db, org, heldKey } = c.var;
+  let seen = await getIncident(db, org.id, id);
+  for (let attempt = 1; ; attempt++) {
+    if (!seen) throw notFound();
+    const decision = await decide(seen, Date.now());
+    if (decision instanceof Response) return decision;
+    if (attempt > CHANGE_ATTEMPTS) {
+      throw new ApiError("unavailable", "The incident is changing too often; retry shortly", {
+        headers: { "Retry-After": "1" },
+      });
+    }
+    const result = await changeIncident(db, { org, seen, ...decision, held: heldKey });
+    if (result.written) return writtenResponse(c, result.written);
+    seen = result.current;
+  }
+}
+
+export const incidentOperations = [
+  defineOperation({
+    operationId: "getIncident",
+    tool: "get_incident",
+    method: "get",
+    path: "/api/v1/incidents/{id}",
+    tag: "Incidents",
+    effect: "read",
+    summary: "Get an incident",
+    description:
+      "One incident (a booked appointment) of your organisation, with its status. An unknown id, a malformed id and another organisation's id all answer 404 incident_not_found.",
+    params: incidentIdParam,
+    response: incident,
+    responseExample: INCIDENT_EXAMPLE,
+    errors: ["incident_not_found"],
+    handler: async (c, { params }) => {
+      const { db, org } = c.var;
+      const row = await getIncident(db, org.id, params.id);
+      if (!row) throw notFound();
+      return c.json(incidentView(row, org.schedule.timeZone), 200);
+    },
+  }),
+  defineOperation({
+    operationId: "listIncidents",
+    tool: "list_incidents",
+    method: "get",
+    path: "/api/v1/incidents",
+    tag: "Incidents",
+    effect: "read",
+    summary: "List incidents",
+    description:
+      "Incidents by appointment start, then id, read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: from (start ≥), to (start <), status, accountId, phone (any spelling), updatedSince (≥).",
+    query: listIncidentsQuery,
+    response: incidentPage,
+    responseExample: {
+      data: [INCIDENT_EXAMPLE],
+      hasMore: false,
+      nextCursor: null,
+    },
+    handler: async (c, { query }) => {
+      const { limit, cursor, phone, ...rest } = query;
+      const { db, org } = c.var;
+      const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
+      // A cursor belongs to one org and one set of (normalised) filters; `limit` may change.
+      const scope = [
+        org.id,
+        ...(["from", "to", "status", "accountId", "phone", "updatedSince"] as const).map((f) => filters[f] ?? null),
+      ];
+      const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
+      const page = await listIncidents(db, { orgId: org.id, filters, after, limit });
+      const last = page.rows.at(-1);
+      return c.json(
+        {
+          data: page.rows.map((row) => incidentView(row, org.schedule.timeZone)),
+          hasMore: page.hasMore,
+          nextCursor: page.hasMore && last ? await encodeCursor({ at: last.startsAt, id: last.id }, scope) : null,
+        },
+        200,
+      );
+    },
+  }),
+  defineOperation({
+    operationId: "cancelIncident",
+    tool: "cancel_incident",
+    method: "post",
+    path: "/api/v1/incidents/{id}/cancel",
+    tag: "Incidents",
+    effect: "change",
+    summary: "Cancel an incident's appointment",
+    description:
+      "The incident becomes `cancelled` and its place is free at once. Cancelling a cancelled incident is 200 with it unchanged (safe to retry); an appointment that has already started is 409 incident_not_changeable (reason in_the_past).",
+    params: incidentIdParam,
+    body: cancelIncidentBody,
+    example: { reason: "Customer sold the house" },
+    response: incident,
+    responseExample: {
+      ...INCIDENT_EXAMPLE,
+      status: "cancelled",
+      updatedAt: "2026-11-23T16:30:00.000Z",
+      cancelledAt: "2026-11-23T16:30:00.000Z",
+      cancelReason: "Customer sold the house",
+    },
+    errors: ["incident_not_found", "incident_not_changeable"],
+    handler: (c, { params, body }) =>
+      changeLoop(c, params.id, async (seen, now) => {
+        if (seen.status === "cancelled") return c.json(incidentView(seen, c.var.org.schedule.timeZone), 200);
+        if (seen.startsAt <= now) throw notChangeable("in_the_past");
+        return {
+          changed: { ...seen, status: "cancelled", cancelledAt: now, cancelReason: body.reason, updatedAt: now },
+        };
+      }),
+  }),
+  defineOperation({
+    operationId: "rescheduleIncident",
+    tool: "reschedule_incident",
+    method: "post",
+    path: "/api/v1/incidents/{id}/reschedule",
+    tag: "Incidents",
+    effect: "change",
+    summary: "Move an incident's appointment to another slot",
+    description:
+      "Moves the appointment to the slot that starts at `dateTime`; the id stays. The new slot must be bookable (as create-incident), the incident's own booking not counted; if not, nothing changes and the answer is 409 slot_unavailable with reason and alternatives. The slot it already holds is 200 unchanged. A cancelled or started incident is 409 incident_not_changeable.",
+    params: incidentIdParam,
+    body: rescheduleIncidentBody,
+    example: { dateTime: "2026-11-25T15:00:00Z" },
+    response: incident,
+    responseExample: {
+      ...INCIDENT_EXAMPLE,
+      dateTime: "2026-11-25T15:00:00.000Z",
+      appointment: {
+        start: "2026-11-25T15:00:00.000Z",
+        end: "2026-11-25T16:00:00.000Z",
+        localStart: "2026-11-25T10:00:00-05:00",
+        localEnd: "2026-11-25T11:00:00-05:00",
+      },
+      updatedAt: "2026-11-23T16:30:00.000Z",
+    },
+    errors: ["incident_not_found", "incident_not_changeable", "slot_unavailable"],
+    handler: (c, { params, body: { dateTime } }) => {
+      const { db, org } = c.var;
+      let tried: IncidentRow | undefined;
+      return changeLoop(c, params.id, async (seen, now) => {
+        if (seen.status === "cancelled") throw notChangeable("cancelled");
+        if (seen.startsAt <= now) throw notChangeable("in_the_past");
+        if (seen.startsAt === dateTime) return c.json(incidentView(seen, org.schedule.timeZone), 200);
+        // The change did not apply and the incident is as it was: the slot was full.
+        if (tried && sameState(tried, seen)) throw await slotUnavailable(db, org, now, dateTime, "fully_booked");
+        const { slot, reason } = assessSlot(org.schedule, now, dateTime);
+        if (reason !== null || !slot) throw await slotUnavailable(db, org, now, dateTime, reason ?? "closed");
+        tried = seen;
+        return {
+          changed: { ...seen, startsAt: slot.start, endsAt: slot.end, updatedAt: now },
+          condition: roomFor(org, slot, seen.id),
+        };
+      });
+    },
+  }),
+];
+
+const sameState = (a: IncidentRow, b: IncidentRow) =>
+  a.status === b.status && a.startsAt === b.startsAt && a.endsAt === b.endsAt && a.updatedAt === b.updatedAt;
