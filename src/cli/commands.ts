@@ -4,7 +4,8 @@ import { insertAccounts } from "../db/accounts";
 import { createKey, listKeys, revokeKey } from "../db/api-keys";
 import type { Db } from "../db/client";
 import { seedDemo } from "../db/demo";
-import { createOrg, getSchedule, setCountry, storeSchedule } from "../db/orgs";
+import { createOrg, getSchedule, orgExists, setCountry, storeSchedule } from "../db/orgs";
+import { backfillPhones } from "../db/phones";
 import { isPhoneCountry } from "../lib/phones";
 import { isTimeZone } from "../scheduling/schedule";
 import { CliError } from "./errors";
@@ -73,5 +74,10 @@ export const COMMANDS: Record<string, Command> = {
     return found(await storeSchedule(db, required(f, "org"), document), unknownOrg(f));
   },
   "schedule show": async (db, f) => found(await getSchedule(db, required(f, "org")), unknownOrg(f)),
+  "phones backfill": async (db, f) => {
+    const org = typeof f.org === "string" ? required(f, "org") : undefined;
+    if (org !== undefined && !(await orgExists(db, org))) throw new CliError(unknownOrg(f));
+    return backfillPhones(db, org);
+  },
   "demo seed": (db) => seedDemo(db),
 };

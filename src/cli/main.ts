@@ -19,6 +19,9 @@ Commands:
   accounts import --org ORG --file F          import accounts from .json or .csv, all or nothing
   schedule set --org ORG --file F             set the org's schedule from a JSON document
   schedule show --org ORG                     print the org's schedule
+  phones backfill [--org ORG]                 store the E.164 form of every contact, account and lead
+                                              phone (rows from before it existed, or after a change of
+                                              country); batched, safe to run again
   demo seed                                   seed the demo org (local state only)`;
 
 async function main(argv: string[]): Promise<number> {

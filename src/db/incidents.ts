@@ -229,7 +229,9 @@ export async function listIncidents(db: Db, { orgId, filters, after, limit }: In
   const { from, to, status, accountId, phone, updatedSince } = filters;
   const conditions: (SQL | undefined)[] = [
     eq(incidents.orgId, orgId),
-    from === undefined ? undefined : gte(incidents.startsAt, from),
+    // A cursor's row is at or after `from` already (cursors are bound to the
+    // filters), and SQLite seeks by one lower bound only: the keyset's.
+    from === undefined || after ? undefined : gte(incidents.startsAt, from),
     to === undefined ? undefined : lt(incidents.startsAt, to),
     status === undefined ? undefined : eq(incidents.status, status),
     accountId === undefined ? undefined : eq(incidents.accountId, accountId),

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "../../../drizzle/schema";
 import { createKey } from "../../../src/db/api-keys";
 import { type Statement, type Trip, type WrappedD1, wrapD1 } from "../../support/d1";
+import { bookIncident } from "../../support/incidents";
 import { call } from "../../support/request";
 import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";
 import { slotAt } from "../../support/time";
@@ -17,6 +18,8 @@ const TENANT_TABLES = ["orgs", "api_keys", "accounts", "contacts", "leads", "inc
 let tenant: Tenant;
 let accountId: string;
 let cursor: string;
+let incidentId: string;
+let incidentCursor: string;
 // A whole UTC hour two days ahead: open, far from notice and horizon edges.
 const slot = slotAt(2, 15);
 
@@ -42,6 +45,8 @@ beforeAll(async () => {
   // The first request of a key records its last use (off the response path).
   for (let i = 0; i < 3; i++) await send(warm, "/api/v1/contacts", { firstName: `c${i}` });
   cursor = (await send(warm, "/api/v1/contacts?limit=1")).body.nextCursor;
+  for (let i = 0; i < 2; i++) incidentId = (await bookIncident(tenant, { phone: "+19175550134" })).id;
+  incidentCursor = (await send(warm, "/api/v1/incidents?limit=1")).body.nextCursor;
 });
 
 describe("D1 budget per request", () => {
@@ -54,7 +59,17 @@ describe("D1 budget per request", () => {
     ["list contacts by account", () => `/api/v1/contacts?accountId=${accountId}`, undefined],
     ["list contacts by email", "/api/v1/contacts?email=a@b.co", undefined],
     ["list contacts updated since", "/api/v1/contacts?updatedSince=2026-01-01T00:00:00Z", undefined],
+    ["list contacts by phone", "/api/v1/contacts?phone=%2B19175550134", undefined],
     ["read an account", () => `/api/v1/accounts/${accountId}`, undefined],
+    ["find a caller", "/api/v1/ai-agent/find-caller", { phone: "917 555 0134" }],
+    ["read an incident", () => `/api/v1/incidents/${incidentId}`, undefined],
+    ["list incidents", "/api/v1/incidents?limit=2", undefined],
+    ["list incidents after a cursor", () => `/api/v1/incidents?limit=2&cursor=${incidentCursor}`, undefined],
+    ["list incidents in a window", `/api/v1/incidents?from=${slot}&to=2030-01-01T00:00:00Z`, undefined],
+    ["list incidents by status", "/api/v1/incidents?status=scheduled", undefined],
+    ["list incidents by account", () => `/api/v1/incidents?accountId=${accountId}`, undefined],
+    ["list incidents by phone", "/api/v1/incidents?phone=%2B19175550134", undefined],
+    ["list incidents updated since", "/api/v1/incidents?updatedSince=2026-01-01T00:00:00Z", undefined],
     ["find available appointments", "/api/v1/ai-agent/available-appointments", () => ({ dateTime: slot, limit: 20 })],
     ["check a booking", "/api/v1/ai-agent/is-booking-available", () => ({ dateTime: slot })],
     [
@@ -109,6 +124,49 @@ describe("D1 budget per request", () => {
       expect(replay.trips.length, JSON.stringify(replay.trips)).toBeLessThanOrEqual(2);
     },
   );
+
+  it.each([
+    ["cancel an incident", "cancel", () => ({ reason: "budget" })],
+    ["reschedule an incident", "reschedule", () => ({ dateTime: slotAt(3, 10) })],
+  ] as const)(
+    "%s: 3 round trips cold, 2 warm (the read; the conditional change), 3 with an Idempotency-Key (its record in the change's batch), every statement on an index",
+    async (_name, action, body) => {
+      const { apiKey, keyId } = (await createKey(db(), tenant.orgId))!;
+      await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, keyId));
+      const { id } = await bookIncident(tenant);
+      const cold = wrapD1(env.DB);
+      expect((await send(cold, `/api/v1/incidents/${id}/${action}`, body(), apiKey)).status).toBe(200);
+      expect(cold.trips.length, JSON.stringify(cold.trips)).toBe(3);
+
+      const other = await bookIncident(tenant);
+      const warm = wrapD1(env.DB);
+      expect((await send(warm, `/api/v1/incidents/${other.id}/${action}`, body(), apiKey)).status).toBe(200);
+      expect(warm.trips.length, JSON.stringify(warm.trips)).toBe(2);
+
+      const third = await bookIncident(tenant);
+      const keyed = wrapD1(env.DB);
+      const path = `/api/v1/incidents/${third.id}/${action}`;
+      expect((await send(keyed, path, body(), apiKey, crypto.randomUUID())).status).toBe(200);
+      // The claim, the read, the change with its recorded outcome: nothing after it.
+      expect(keyed.trips.length, JSON.stringify(keyed.trips)).toBe(3);
+      expect(keyed.trips.at(-1)?.sql.some((sql) => sql.includes("idempotency_keys"))).toBe(true);
+
+      for (const statement of [...cold.trips, ...keyed.trips].flatMap((trip) => trip.statements)) {
+        const details = await plan(statement);
+        const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
+        expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
+      }
+    },
+  );
+
+  it("availability reads the partial index of scheduled incidents, covering, without a temporary b-tree", async () => {
+    const recorded = wrapD1(env.DB);
+    await send(recorded, "/api/v1/ai-agent/available-appointments", { dateTime: slot, limit: 5 });
+    const read = recorded.trips.flatMap((trip) => trip.statements).find((s) => /from "incidents"/i.test(s.sql));
+    const details = await plan(read!);
+    expect(details.join("\n")).toMatch(/USING COVERING INDEX incidents_scheduled_org_starts_ends/);
+    expect(details.join("\n")).not.toMatch(/TEMP B-TREE/);
+  });
 
   it("the plan check can fail: an unindexed filter is a SCAN", async () => {
     expect(await plan({ sql: "SELECT * FROM contacts WHERE city = ?", params: ["x"] })).toContainEqual(

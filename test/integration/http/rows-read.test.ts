@@ -1,6 +1,7 @@
 // Rows-read budgets, from D1's own `meta.rows_read` on a recording binding:
-// a contacts page reads O(limit) rows however deep it is, and an availability
-// call reads the bookings of the window it scans, not the org's history.
+// a contacts or incidents page reads O(limit) rows however deep it is (limit +
+// 1 under every incidents filter but updatedSince), and an availability call
+// reads the bookings of the window it scans, not the org's history.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { storeSchedule } from "../../../src/db/orgs";
@@ -21,6 +22,13 @@ let crm: Tenant;
 let accountId: string;
 let heavy: Tenant;
 let empty: Tenant;
+let booked: Tenant;
+let bookedAccount: string;
+const INCIDENTS = 3_000;
+const PHONE = "+19175550134";
+// Starts one hour apart from here; updated either a month ago or now.
+const FIRST_START = Date.now() + 2 * DAY;
+const RECENTLY = Date.now() - HOUR;
 
 async function send(tenant: Tenant, path: string, body?: unknown) {
   const recorder = wrapD1(env.DB);
@@ -80,8 +88,44 @@ beforeAll(async () => {
       return [newId("inc", start), `Client ${i}`, "Ants", start, start + HOUR, start];
     }),
   );
+  // An org whose incidents every list filter splits: phone or account by
+  // parity, cancelled one in three, changed recently by halves of each day.
+  booked = await newTenant("Rows Incidents");
+  bookedAccount = (await addAccount(booked, "Rows Incident Account")).id;
+  await bulkInsert(
+    "incidents",
+    [
+      "id",
+      "status",
+      "client_name",
+      "insect_name",
+      "account_id",
+      "phone",
+      "starts_at",
+      "ends_at",
+      "created_at",
+      "updated_at",
+    ],
+    booked.orgId,
+    Array.from({ length: INCIDENTS }, (_, i) => {
+      const start = FIRST_START + i * HOUR;
+      const updated = Math.floor(i / 12) % 2 ? now : now - 30 * DAY;
+      return [
+        newId("inc", now - i),
+        i % 3 === 0 ? "cancelled" : "scheduled",
+        `Client ${i}`,
+        "Ants",
+        i % 2 ? null : bookedAccount,
+        i % 2 ? PHONE : null,
+        start,
+        start + HOUR,
+        now - 60 * DAY,
+        updated,
+      ];
+    }),
+  );
   // Verify each key once, so that the measured requests are the operations alone.
-  for (const tenant of [crm, heavy, empty]) await send(tenant, "/api/v1/contacts?limit=1");
+  for (const tenant of [crm, heavy, empty, booked]) await send(tenant, "/api/v1/contacts?limit=1");
 });
 
 describe("rows read by a contacts page", () => {
@@ -155,5 +199,51 @@ describe("rows read by availability", () => {
       const { trips } = await send(heavy, path, request);
       expect(rowsRead(trips), path).toBeLessThan(BOOKINGS / 20);
     }
+  });
+});
+
+describe("rows read by an incidents page", () => {
+  async function pages(filter: string) {
+    const first = await send(booked, `/api/v1/incidents?limit=${LIMIT}${filter}`);
+    let cursor: string = first.json.nextCursor;
+    let depth = LIMIT;
+    let next = await send(booked, `/api/v1/incidents?limit=200${filter}&cursor=${cursor}`);
+    // Walk in big pages while a full page of `limit` remains beyond.
+    while (next.json.data.length === 200) {
+      const peek = await send(booked, `/api/v1/incidents?limit=${LIMIT}${filter}&cursor=${next.json.nextCursor}`);
+      if (peek.json.data.length < LIMIT) break;
+      cursor = next.json.nextCursor;
+      depth += 200;
+      next = await send(booked, `/api/v1/incidents?limit=200${filter}&cursor=${cursor}`);
+    }
+    const deep = await send(booked, `/api/v1/incidents?limit=${LIMIT}${filter}&cursor=${cursor}`);
+    expect(deep.json.data).toHaveLength(LIMIT);
+    return { first, deep, depth };
+  }
+
+  const window = `&from=${iso(FIRST_START + 500 * HOUR)}&to=${iso(FIRST_START + 2_500 * HOUR)}`;
+  it.each([
+    ["no filter", ""],
+    ["from and to", window],
+    ["status", "&status=scheduled"],
+    ["accountId", () => `&accountId=${bookedAccount}`],
+    ["phone", `&phone=${encodeURIComponent(PHONE)}`],
+    ["status within a window", `&status=cancelled${window}`],
+  ] as const)("%s: page 1 and a page hundreds of rows deep both read limit + 1 rows", async (_name, filter) => {
+    const { first, deep, depth } = await pages(typeof filter === "function" ? filter() : filter);
+    expect(depth).toBeGreaterThanOrEqual(400);
+    expect(first.trips).toHaveLength(1);
+    expect(deep.trips).toHaveLength(1);
+    expect(rowsRead(first.trips)).toBeLessThanOrEqual(LIMIT + 1 + SEEK_SLACK);
+    expect(rowsRead(deep.trips)).toBeLessThanOrEqual(LIMIT + 1 + SEEK_SLACK);
+    expect(rowsRead(deep.trips)).toBeGreaterThanOrEqual(LIMIT);
+  });
+
+  it("updatedSince (no index orders by start): a deep page reads what page 1 reads, and only the rows it skips", async () => {
+    const { first, deep, depth } = await pages(`&updatedSince=${iso(RECENTLY)}`);
+    expect(depth).toBeGreaterThanOrEqual(400);
+    // Half the rows match, in runs of 12: a page reads about twice its length.
+    expect(rowsRead(first.trips)).toBeLessThanOrEqual(2 * (LIMIT + 1) + 12 + SEEK_SLACK);
+    expect(rowsRead(deep.trips)).toBeLessThanOrEqual(1.3 * rowsRead(first.trips));
   });
 });
