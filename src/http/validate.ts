@@ -12,10 +12,22 @@ export function validate<Target extends "json" | "query" | "param", Schema exten
   schema: Schema,
 ) {
   const known = fieldNames(schema);
-  return zValidator(target, schema, (result) => {
-    if (!result.success) throw validationFailed(toFieldErrors(result.error.issues, result.data, known));
+  return zValidator(target, schema, (result, c) => {
+    if (!result.success) {
+      const errors = toFieldErrors(result.error.issues, result.data, known);
+      // A `phone` is checked in the org's country, after the schema (e164OrFail);
+      // when other fields fail, it is reported beside them, as every failing field is.
+      const phone = known.includes("phone") ? (result.data as Record<string, unknown>)?.phone : undefined;
+      const country = (c.var as { org?: { country: string } }).org?.country;
+      if (typeof phone === "string" && phone.trim() !== "" && country && !errors.some((e) => e.path === "phone")) {
+        if (normalizePhone(phone.trim(), country) === null) errors.push(INVALID_PHONE);
+      }
+      throw validationFailed(errors);
+    }
   });
 }
+
+const INVALID_PHONE: FieldError = { path: "phone", code: "invalid_phone", message: "is not a valid phone number" };
 
 /** Contract-shaped field errors; `input` (the unparsed value) tells a missing field from a mistyped one. */
 export function toFieldErrors(issues: readonly Issue[], input: unknown, known: readonly string[] = []): FieldError[] {
@@ -95,8 +107,6 @@ function fieldNames(schema: z.ZodType): string[] {
  */
 export function e164OrFail(text: string, country: string, path = "phone"): string {
   const e164 = normalizePhone(text, country);
-  if (e164 === null) {
-    throw validationFailed([{ path, code: "invalid_phone", message: "is not a valid phone number" }]);
-  }
+  if (e164 === null) throw validationFailed([{ ...INVALID_PHONE, path }]);
   return e164;
 }

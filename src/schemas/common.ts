@@ -85,6 +85,24 @@ export const LIMITS = {
   reason: 500,
 } as const;
 
+/** An optional query filter: trimmed, and absent when empty (contract 3: an empty string counts as absent). */
+export const queryText = (max: number) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    .optional()
+    .transform((v) => v || undefined);
+
+/** An optional date-time query filter, as epoch milliseconds; absent when empty. */
+export const queryDateTime = z
+  .string()
+  .trim()
+  .refine((v) => v === "" || parseDateTime(v) !== null, badDateTime())
+  .optional()
+  .meta({ format: "date-time", description: "RFC 3339 with a zone (Z or ±HH:MM)", example: "2026-11-23T14:00:00Z" })
+  .transform((v) => (v ? (parseDateTime(v) as number) : undefined));
+
 /** The `cursor` query parameter of a list. */
 export const cursorParam = z.string().max(1024).optional().meta({
   description: "The nextCursor of the previous page",

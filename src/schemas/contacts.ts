@@ -2,12 +2,13 @@ import { z } from "zod";
 import {
   addressFields,
   cursorParam,
-  dateTime,
   LIMITS,
   optionalEmail,
   optionalText,
   phoneFields,
+  queryDateTime,
   queryInteger,
+  queryText,
 } from "./common";
 
 const REACHABLE_BY = ["firstName", "lastName", "email", "mobilePhone", "businessPhone"] as const;
@@ -38,17 +39,17 @@ export type NewContact = z.output<typeof createContactBody>;
 export const listContactsQuery = z.strictObject({
   limit: queryInteger({ min: 1, max: 200, default: 50, example: 2 }),
   cursor: cursorParam,
-  accountId: z.string().trim().max(LIMITS.name).optional().meta({ example: "acct_demo0000000000000000000003" }),
-  email: z.string().trim().max(LIMITS.email).optional().meta({ example: "jane@example.com" }),
-  phone: z.string().trim().max(LIMITS.phone).optional().meta({
+  accountId: queryText(LIMITS.name).meta({ example: "acct_demo0000000000000000000003" }),
+  email: queryText(LIMITS.email).meta({ example: "jane@example.com" }),
+  phone: queryText(LIMITS.phone).meta({
     description:
       "Contacts whose mobilePhone or businessPhone is this number (any spelling; without + it is read in your country)",
     example: "+19175550199",
   }),
-  updatedSince: dateTime.optional(),
+  updatedSince: queryDateTime,
 });
 
-export type ContactFilters = Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince"> & {
+export type ContactFilters = Partial<Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince">> & {
   /** E.164. */
   phone?: string;
 };

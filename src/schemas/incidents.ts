@@ -1,21 +1,21 @@
 import { z } from "zod";
 import { INCIDENT_STATUSES } from "../../drizzle/schema";
-import { cursorParam, dateTime, idParam, LIMITS, optionalText, queryInteger } from "./common";
+import { cursorParam, dateTime, idParam, LIMITS, optionalText, queryDateTime, queryInteger, queryText } from "./common";
 
 export const incidentIdParam = idParam("The incident's id", "inc_01m81r170vt72z173z69cgy8ce");
 
 export const listIncidentsQuery = z.strictObject({
   limit: queryInteger({ min: 1, max: 200, default: 50, example: 2 }),
   cursor: cursorParam,
-  from: dateTime.optional().meta({ description: "Appointments starting at or after this" }),
-  to: dateTime.optional().meta({ description: "Appointments starting before this" }),
-  status: z.enum(INCIDENT_STATUSES).optional(),
-  accountId: z.string().trim().max(LIMITS.name).optional().meta({ example: "acct_demo0000000000000000000003" }),
-  phone: z.string().trim().max(LIMITS.phone).optional().meta({
+  from: queryDateTime.meta({ description: "Appointments starting at or after this" }),
+  to: queryDateTime.meta({ description: "Appointments starting before this" }),
+  status: z.enum(INCIDENT_STATUSES).optional().meta({ example: "scheduled" }),
+  accountId: queryText(LIMITS.name).meta({ example: "acct_demo0000000000000000000003" }),
+  phone: queryText(LIMITS.phone).meta({
     description: "The caller's number (any spelling; without + it is read in your country)",
     example: "+19175550134",
   }),
-  updatedSince: dateTime.optional().meta({ description: "Incidents changed at or after this" }),
+  updatedSince: queryDateTime.meta({ description: "Incidents changed at or after this" }),
 });
 
 export type IncidentQuery = z.output<typeof listIncidentsQuery>;

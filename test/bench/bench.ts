@@ -4,8 +4,9 @@
 // `wrangler dev` on 127.0.0.1 with quiet logging, and measures every endpoint
 // and /health with autocannon for N seconds each (default 10). Prints a table
 // (req/s, p50, p99, errors) with each endpoint's throughput as a ratio of
-// /health's, and two p50 ratios: a contacts page 90,000 rows deep against
-// page 1, and availability of the 20,000-booking org against the empty one.
+// /health's, and three p50 ratios: a contacts page 90,000 rows deep and an
+// incidents page about 19,800 deep against their page 1, and availability of
+// the 20,000-booking org against the empty one.
 // Writes the same figures to .bench/results.json (or --out FILE). `--config` serves another
 // checkout (e.g. a git worktree of an older commit) against the same data.
 // The rate limit is lifted for the run (see below); all else is wrangler.toml.
@@ -43,6 +44,8 @@ interface Case {
   path: string;
   /** A body per request (a new one each time, so writes do not all hit one slot). */
   body?: () => unknown;
+  /** Or a path and body per request (a write to a different resource each time). */
+  next?: () => { path: string; body: unknown };
 }
 
 const headersOf = (org: BenchOrg | null, json: boolean): Record<string, string> => ({
@@ -51,18 +54,20 @@ const headersOf = (org: BenchOrg | null, json: boolean): Record<string, string> 
 });
 
 async function measure(baseUrl: string, c: Case): Promise<Result> {
-  const method = c.method ?? (c.body ? "POST" : "GET");
-  const headers = headersOf(c.org, c.body !== undefined);
+  const body = c.body;
+  const next = c.next ?? (body ? () => ({ path: c.path, body: body() }) : undefined);
+  const method = c.method ?? (next ? "POST" : "GET");
+  const headers = headersOf(c.org, next !== undefined);
   // Warm-up: the first requests compile code paths and fill the isolate's caches.
   for (let i = 0; i < 20; i++) {
-    const response = await fetch(baseUrl + c.path, {
+    const request = next?.();
+    const response = await fetch(baseUrl + (request?.path ?? c.path), {
       method,
       headers,
-      body: c.body ? JSON.stringify(c.body()) : undefined,
+      body: request ? JSON.stringify(request.body) : undefined,
     });
     if (!response.ok) throw new Error(`${c.name}: warm-up answered ${response.status}: ${await response.text()}`);
   }
-  const body = c.body;
   return autocannon({
     url: baseUrl,
     connections: CONNECTIONS,
@@ -72,20 +77,28 @@ async function measure(baseUrl: string, c: Case): Promise<Result> {
         method,
         path: c.path,
         headers,
-        ...(body ? { setupRequest: (request) => ({ ...request, body: JSON.stringify(body()) }) } : {}),
+        ...(next
+          ? {
+              setupRequest: (request) => {
+                const { path, body } = next();
+                return { ...request, path, body: JSON.stringify(body) };
+              },
+            }
+          : {}),
       },
     ],
   });
 }
 
-/** The cursor of the contacts page starting `depth` rows in, reached by paging through the API. */
-async function cursorAt(baseUrl: string, org: BenchOrg, depth: number): Promise<string> {
+/** The cursor of the `list` page starting `depth` rows in, reached by paging through the API. */
+async function cursorAt(baseUrl: string, org: BenchOrg, list: string, depth: number): Promise<string> {
   let cursor: string | null = null;
   for (let skipped = 0; skipped < depth; skipped += 200) {
     const query: string = cursor ? `&cursor=${cursor}` : "";
-    const response = await fetch(`${baseUrl}/api/v1/contacts?limit=200${query}`, { headers: headersOf(org, false) });
+    const response = await fetch(`${baseUrl}${list}?limit=200${query}`, { headers: headersOf(org, false) });
     const page = (await response.json()) as { data: unknown[]; nextCursor: string | null };
-    if (!page.nextCursor) throw new Error(`only ${skipped + page.data.length} contacts: cannot page ${depth} deep`);
+    if (!page.nextCursor)
+      throw new Error(`only ${skipped + page.data.length} rows of ${list}: cannot page ${depth} deep`);
     cursor = page.nextCursor;
   }
   return cursor as string;
@@ -119,9 +132,12 @@ async function main() {
     await server.waitUntilHealthy();
     const { heavy, empty } = seeded;
     started = performance.now();
-    const deepCursor = await cursorAt(server.baseUrl, heavy, DEPTH);
+    const deepCursor = await cursorAt(server.baseUrl, heavy, "/api/v1/contacts", DEPTH);
+    // The incidents page as deep as the seeded bookings allow, in whole pages of 200.
+    const incidentDepth = Math.floor((seeded.bookings - PAGE - 1) / 200) * 200;
+    const deepIncidents = await cursorAt(server.baseUrl, heavy, "/api/v1/incidents", incidentDepth);
     console.log(
-      `paged ${DEPTH} contacts deep in ${seconds(started)} s; measuring ${SECONDS} s per case, ${CONNECTIONS} connections`,
+      `paged ${DEPTH} contacts and ${incidentDepth} incidents deep in ${seconds(started)} s; measuring ${SECONDS} s per case, ${CONNECTIONS} connections`,
     );
 
     const now = Date.now();
@@ -131,6 +147,9 @@ async function main() {
     // create-incident walks the next half-year's slots in turn (each has room for 4 more bookings).
     const future = [...candidateSlots(schedule, now + DAY, now + 180 * DAY)];
     let booking = 0;
+    // Each reschedule moves the next seeded booking to its other slot (and back on its next turn).
+    let move = 0;
+    const at = seeded.moves.map((m) => m.from);
     const cases: Case[] = [
       { name: "GET /health", org: null, path: "/health" },
       {
@@ -153,6 +172,19 @@ async function main() {
         path: `/api/v1/contacts?limit=${PAGE}&accountId=${heavy.accountId}`,
       },
       { name: "GET /accounts/{id}", org: heavy, path: `/api/v1/accounts/${heavy.accountId}` },
+      {
+        name: "find-caller, 100k contacts",
+        org: heavy,
+        path: "/api/v1/ai-agent/find-caller",
+        body: () => ({ phone: seeded.caller }),
+      },
+      { name: "GET /incidents/{id}", org: heavy, path: `/api/v1/incidents/${seeded.moves[0]!.id}` },
+      { name: "GET /incidents page 1", org: heavy, path: `/api/v1/incidents?limit=${PAGE}` },
+      {
+        name: `GET /incidents ${incidentDepth} deep`,
+        org: heavy,
+        path: `/api/v1/incidents?limit=${PAGE}&cursor=${deepIncidents}`,
+      },
       {
         name: "available-appointments, empty org",
         org: empty,
@@ -180,6 +212,17 @@ async function main() {
           clientName: "Bench Client",
           insectName: "Ants",
         }),
+      },
+      {
+        name: "reschedule, 20k bookings",
+        org: heavy,
+        path: "/api/v1/incidents/{id}/reschedule",
+        next: () => {
+          const i = move++ % seeded.moves.length;
+          const { id, from, to } = seeded.moves[i]!;
+          at[i] = at[i] === from ? to : from;
+          return { path: `/api/v1/incidents/${id}/reschedule`, body: { dateTime: new Date(at[i]).toISOString() } };
+        },
       },
     ];
 
@@ -213,11 +256,13 @@ async function main() {
     const p50 = (name: string) => results[name]!.p50;
     const ratios = {
       deepPageVsPage1P50: round(p50(`GET /contacts ${DEPTH} deep`) / p50("GET /contacts page 1")),
+      deepIncidentsVsPage1P50: round(p50(`GET /incidents ${incidentDepth} deep`) / p50("GET /incidents page 1")),
       heavyVsEmptyAvailabilityP50: round(
         p50("available-appointments, 20k bookings") / p50("available-appointments, empty org"),
       ),
     };
     console.log(`p50 ratio, contacts page ${DEPTH} rows deep / page 1: ${ratios.deepPageVsPage1P50}`);
+    console.log(`p50 ratio, incidents page ${incidentDepth} rows deep / page 1: ${ratios.deepIncidentsVsPage1P50}`);
     console.log(
       `p50 ratio, available-appointments with 20,000 bookings / empty org: ${ratios.heavyVsEmptyAvailabilityP50}`,
     );

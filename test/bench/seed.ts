@@ -1,7 +1,8 @@
 // Seeds the benchmark's two organisations into a local state folder, through
 // the admin CLI's own code (org, key, schedule) and the same bulk path as
 // `accounts import` (multi-row INSERT … SELECT FROM json_each, in one batch):
-// a heavy org with 100,000 contacts and 20,000 bookings spread over a year,
+// a heavy org with 100,000 contacts and 20,000 bookings spread over a year
+// (each booking with the phone of a contact, so that find-caller finds some),
 // and an empty org with the same schedule.
 import { contacts, incidents } from "../../drizzle/schema";
 import { insertAccounts } from "../../src/db/accounts";
@@ -30,6 +31,16 @@ export const BENCH_SCHEDULE = {
 };
 /** At most this many seeded bookings per slot, so the benchmark's own bookings still fit (capacity 12). */
 const SEEDED_PER_SLOT = 8;
+
+/** Contact i's number (E.164): valid, distinct, in New York's 917 area. */
+const phoneDigits = (i: number) => `+1917${2_000_000 + i}`;
+
+/** A seeded booking to move between its slot and the next (neither filled by the move). */
+export interface Move {
+  id: string;
+  from: number;
+  to: number;
+}
 
 export interface BenchOrg {
   orgId: string;
@@ -80,7 +91,8 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
         `Last${i}`,
         email,
         email,
-        `+1 555 ${String(i).padStart(7, "0")}`,
+        `(917) ${phoneDigits(i).slice(5, 8)}-${phoneDigits(i).slice(8)}`,
+        phoneDigits(i),
         accountIds[i % accountIds.length],
         at,
         at,
@@ -96,6 +108,7 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
         "email",
         "emailLower",
         "mobilePhone",
+        "mobileE164",
         "accountId",
         "createdAt",
         "updatedAt",
@@ -112,30 +125,61 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
     const slots = [...candidateSlots(schedule, now - 182 * DAY, now + 183 * DAY)];
     const perSlot = new Uint8Array(slots.length);
     const bookingRows: unknown[][] = [];
+    // One booking of each slot from day 120 on, to be moved to the next slot and back (reschedule):
+    // with the benchmark's own bookings, no slot gets more than 8 + 2 of its 12 places.
+    const moves: Move[] = [];
+    const movedFrom = new Set<number>();
     for (let n = 1; bookingRows.length < bookingCount; n++) {
       const index = (n * 2_654_435_761) % slots.length;
       if (perSlot[index]! >= SEEDED_PER_SLOT) continue;
       perSlot[index]!++;
       const slot = slots[index]!;
+      const id = newId("inc", slot.start);
       bookingRows.push([
-        newId("inc", slot.start),
+        id,
         `Client ${n}`,
         "Ants",
         accountIds[n % accountIds.length],
+        phoneDigits(n % contactCount),
         slot.start,
         slot.end,
         slot.start,
+        slot.start,
       ]);
+      const next = slots[index + 1];
+      if (slot.start > now + 120 * DAY && next && !movedFrom.has(index)) {
+        movedFrom.add(index);
+        moves.push({ id, from: slot.start, to: next.start });
+      }
     }
     await bulkInsert(
       d1,
       "incidents",
-      col(incidents, ["id", "clientName", "insectName", "accountId", "startsAt", "endsAt", "createdAt"]),
+      col(incidents, [
+        "id",
+        "clientName",
+        "insectName",
+        "accountId",
+        "phone",
+        "startsAt",
+        "endsAt",
+        "createdAt",
+        "updatedAt",
+      ]),
       heavy.orgId,
       bookingRows,
     );
     const bookingsSeconds = (performance.now() - started) / 1000;
-    return { heavy, empty, contacts: contactCount, bookings: bookingRows.length, contactsSeconds, bookingsSeconds };
+    return {
+      heavy,
+      empty,
+      contacts: contactCount,
+      bookings: bookingRows.length,
+      contactsSeconds,
+      bookingsSeconds,
+      moves,
+      caller: phoneDigits(0),
+    };
   } finally {
     await dispose();
   }

@@ -29,13 +29,14 @@ it("npm run bench runs end to end and writes every figure", { timeout: 180_000 }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
-    expect(Object.keys(figures.results)).toHaveLength(11);
+    expect(Object.keys(figures.results)).toHaveLength(16);
     for (const [name, r] of Object.entries<{ requests: number; errors: number; non2xx: number }>(figures.results)) {
       expect(r.requests, name).toBeGreaterThan(0);
       expect({ name, errors: r.errors, non2xx: r.non2xx }).toEqual({ name, errors: 0, non2xx: 0 });
     }
     expect(figures.ratios.deepPageVsPage1P50).toBeGreaterThan(0);
     expect(figures.ratios.heavyVsEmptyAvailabilityP50).toBeGreaterThan(0);
+    expect(figures.ratios.deepIncidentsVsPage1P50).toBeGreaterThan(0);
     expect(result.stdout).toContain("× /health");
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
