@@ -101,3 +101,39 @@ describe("demo seed", () => {
     expect(remote.stderr).toMatch(/never seeded with --remote/);
   });
 });
+
+describe("phones backfill", () => {
+  const sql = (command: string) =>
+    run("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", dir, "--json", "--command", command]);
+
+  it("stores the E.164 form of rows written before it existed, once, and refuses an unknown org", async () => {
+    const { orgId: org } = jsonLine<{ orgId: string }>(
+      await admin(dir, ["org", "create", "--name", "Phones Org"]),
+      "org create",
+    );
+    const accounts = file("phones.json", '[{"name":"Old Line","businessPhone":"(212) 555-0100"},{"name":"No Phone"}]');
+    expect((await admin(dir, ["accounts", "import", "--org", org, "--file", accounts])).code).toBe(0);
+    // As a row from before migration 0005: free text only.
+    await sql(`UPDATE accounts SET business_e164 = NULL WHERE org_id = '${org}'`);
+
+    const first = jsonLine<Record<string, { scanned: number; updated: number }>>(
+      await admin(dir, ["phones", "backfill", "--org", org]),
+      "phones backfill",
+    );
+    expect(first).toEqual({
+      contacts: { scanned: 0, updated: 0 },
+      accounts: { scanned: 1, updated: 1 },
+      leads: { scanned: 0, updated: 0 },
+    });
+    const stored = JSON.parse((await sql(`SELECT business_e164 AS e FROM accounts WHERE org_id = '${org}'`)).stdout);
+    expect(stored[0].results.map((row: { e: string | null }) => row.e).sort()).toEqual(["+12125550100", null]);
+
+    const again = jsonLine<typeof first>(await admin(dir, ["phones", "backfill", "--org", org]), "again");
+    expect(again.accounts).toEqual({ scanned: 1, updated: 0 });
+
+    const unknown = await admin(dir, ["phones", "backfill", "--org", "org_missing"]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stdout).toBe("");
+    expect(unknown.stderr).toMatch(/unknown org/);
+  });
+});
