@@ -33,6 +33,11 @@ describe("GET /api/v1/openapi.json and /docs", () => {
       "/api/v1/contacts",
       "/api/v1/accounts/{id}",
       "/api/v1/ai-agent/create-incident",
+      "/api/v1/ai-agent/find-caller",
+      "/api/v1/incidents",
+      "/api/v1/incidents/{id}",
+      "/api/v1/incidents/{id}/cancel",
+      "/api/v1/incidents/{id}/reschedule",
     ])
       expect(text).toContain(path);
     expect(text).not.toMatch(/<script/i);
