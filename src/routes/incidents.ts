@@ -2,6 +2,7 @@
 // A change is read, decided here, then written by one conditional statement
 // that applies only if the incident is still as read (changeIncident); if
 // another change came first, it is decided again on the incident as it now is.
+import type { SQL } from "drizzle-orm";
 import type { Context } from "hono";
 import { changeIncident, getIncident, type IncidentRow, incidentView, listIncidents, roomFor } from "../db/incidents";
 import type { AppEnv } from "../env";
@@ -56,10 +57,7 @@ const notChangeable = (reason: "cancelled" | "in_the_past") =>
 async function changeLoop(
   c: Context<AppEnv>,
   id: string,
-  decide: (
-    seen: IncidentRow,
-    now: number,
-  ) => Promise<Response | { changed: IncidentRow; condition?: ReturnType<typeof roomFor> }>,
+  decide: (seen: IncidentRow, now: number) => Promise<Response | { changed: IncidentRow; condition?: SQL }>,
 ): Promise<Response> {
   const { db, org, heldKey } = c.var;
   let seen = await getIncident(db, org.id, id);
