@@ -1,0 +1,629 @@
+// Contract 5.3–5.5 and 8.3–8.5 as a state machine: random sequences of
+// bookings, cancellations, reschedules (alone and racing each other: book vs
+// book, cancel vs reschedule, book vs reschedule), listings and checks,
+// run through the app on real D1 and against an in-memory model of one small
+// schedule. The universe is small so that slots fill up: one fresh UTC org per
+// run, open around the clock with no notice, hourly slots of capacity 1–3, and
+// 4–6 consecutive slot starts a day or more ahead; commands name slots and
+// incidents by index into the model. After every command: available-appointments
+// lists exactly the universe slots the model has room in (`remaining` =
+// capacity − scheduled), is-booking-available agrees for each slot the command
+// touched, and every incident, as GET and the list show it, equals the model's.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { ReadResponse } from "../../support/http";
+import { call } from "../../support/request";
+import { openTenant, type Tenant } from "../../support/tenants";
+import { HOUR, hoursAhead, iso, MINUTE } from "../../support/time";
+
+const INCIDENTS = "/api/v1/incidents";
+const CREATE = "/api/v1/ai-agent/create-incident";
+const CHECK = "/api/v1/ai-agent/is-booking-available";
+const AVAILABLE = "/api/v1/ai-agent/available-appointments";
+
+interface Appointment {
+  start: string;
+  end: string;
+  localStart: string;
+  localEnd: string;
+}
+
+/** An incident as the API shows it (contract 8.3). */
+interface IncidentView {
+  id: string;
+  status: "scheduled" | "cancelled";
+  dateTime: string;
+  clientName: string;
+  insectName: string;
+  accountId: string | null;
+  phone: string | null;
+  notes: string | null;
+  appointment: Appointment;
+  createdAt: string;
+  updatedAt: string;
+  cancelledAt: string | null;
+  cancelReason: string | null;
+}
+
+interface ModelIncident {
+  id: string;
+  /** Index into Model.starts of the slot it is (or was last) booked in. */
+  slot: number;
+  status: "scheduled" | "cancelled";
+  /** The incident as the API last showed it: any later read must equal it. */
+  view: IncidentView;
+}
+
+interface Model {
+  capacity: number;
+  /** The universe: consecutive hourly slot starts (ms), a day or more ahead. */
+  starts: number[];
+  /** In booking order; commands pick them by index. */
+  incidents: ModelIncident[];
+  /** The commands run so far, as resolved against the model: shown with a failure. */
+  log: string[];
+}
+
+interface Real {
+  tenant: Tenant;
+}
+
+type Cmd = fc.AsyncCommand<Model, Real>;
+
+const appointment = (start: number): Appointment => ({
+  start: iso(start),
+  end: iso(start + HOUR),
+  localStart: `${iso(start).slice(0, 19)}+00:00`,
+  localEnd: `${iso(start + HOUR).slice(0, 19)}+00:00`,
+});
+
+const slotObject = (start: number, remaining: number) => ({ ...appointment(start), remaining });
+
+/** Scheduled incidents holding universe slot `slot`, `except` one not counted. */
+const held = (m: Model, slot: number, except?: string) =>
+  m.incidents.filter((inc) => inc.status === "scheduled" && inc.slot === slot && inc.id !== except).length;
+
+/**
+ * The first `limit` bookable slots starting at or after `from`, by the model:
+ * universe slots with room, every other hour free (no bookings outside it).
+ */
+function expectedBookable(m: Model, from: number, limit: number) {
+  const found: ReturnType<typeof slotObject>[] = [];
+  for (let t = Math.ceil(from / HOUR) * HOUR; found.length < limit; t += HOUR) {
+    const slot = m.starts.indexOf(t);
+    const remaining = m.capacity - (slot < 0 ? 0 : held(m, slot));
+    if (remaining > 0) found.push(slotObject(t, remaining));
+  }
+  return found;
+}
+
+/** Incidents in list order: appointment start ascending, then id. */
+const inListOrder = (m: Model, incidents = m.incidents) =>
+  [...incidents].sort((a, b) => m.starts[a.slot]! - m.starts[b.slot]! || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+function expectProblem(res: ReadResponse, status: number, code: string) {
+  expect(res.status, res.text).toBe(status);
+  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
+  expect(res.body).toMatchObject({ status, code });
+}
+
+/** 409 slot_unavailable for `start`, fully booked, with the model's alternatives. */
+function expectFullyBooked(m: Model, res: ReadResponse, start: number) {
+  expectProblem(res, 409, "slot_unavailable");
+  expect(res.body.reason).toBe("fully_booked");
+  expect(res.body.alternatives).toEqual(expectedBookable(m, start + 1, 3));
+}
+
+/** The incident as GET shows it equals `view`. */
+async function expectStored(r: Real, view: IncidentView) {
+  const res = await call(r.tenant, `${INCIDENTS}/${view.id}`);
+  expect(res.status, res.text).toBe(200);
+  expect(res.body).toEqual(view);
+}
+
+const later = (a: string, b: string) => expect(Date.parse(a)).toBeGreaterThanOrEqual(Date.parse(b));
+
+/**
+ * The checks after every command: the whole universe as listed by 5.3 and
+ * every incident as listed by 8.3, and 5.4 for each slot the command touched.
+ */
+async function verify(m: Model, r: Real, touched: number[]) {
+  const { tenant } = r;
+  const first = m.starts[0]!;
+  const slots = [...new Set(touched)];
+  const [listed, list, ...checks] = await Promise.all([
+    call(tenant, AVAILABLE, { body: { dateTime: iso(first), limit: m.starts.length } }),
+    call(tenant, `${INCIDENTS}?limit=200`),
+    ...slots.map((slot) => call(tenant, CHECK, { body: { dateTime: iso(m.starts[slot]!) } })),
+  ]);
+
+  // Listed by 5.3 ⇔ the model has room, with remaining = capacity − scheduled.
+  expect(listed.status, listed.text).toBe(200);
+  expect(listed.body).toEqual({ timeZone: "UTC", slots: expectedBookable(m, first, m.starts.length) });
+
+  // 5.4 says available ⇔ the model has room, for exactly that slot.
+  for (const [i, slot] of slots.entries()) {
+    const start = m.starts[slot]!;
+    const res = checks[i]!;
+    const remaining = m.capacity - held(m, slot);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      dateTime: iso(start),
+      available: remaining > 0,
+      reason: remaining > 0 ? null : "fully_booked",
+      slot: slotObject(start, remaining),
+      alternatives: expectedBookable(m, start + 1, 3),
+    });
+  }
+
+  // Every incident as the model has it, in list order; no slot over capacity.
+  expect(list.status, list.text).toBe(200);
+  expect(list.body).toEqual({ data: inListOrder(m).map((inc) => inc.view), hasMore: false, nextCursor: null });
+  const perSlot = new Map<string, number>();
+  for (const row of list.body.data as IncidentView[]) {
+    if (row.status === "scheduled") perSlot.set(row.dateTime, (perSlot.get(row.dateTime) ?? 0) + 1);
+  }
+  for (const count of perSlot.values()) expect(count).toBeLessThanOrEqual(m.capacity);
+}
+
+/**
+ * A command. Its toString (the counterexample) shows what was generated; what
+ * that meant in its run (which slot, incident, room) is logged in the model
+ * and put before the message of a failure, as commands are shared by runs.
+ */
+abstract class Step implements Cmd {
+  protected shown = "";
+  abstract readonly name: string;
+  check(_m: Readonly<Model>) {
+    return true;
+  }
+  /** Runs the command against the app and the model; returns the universe slots it touched. */
+  abstract act(m: Model, r: Real): Promise<number[]>;
+  async run(m: Model, r: Real) {
+    this.shown = "";
+    let logged = false;
+    const log = () => {
+      m.log.push(`${this.name}${this.shown ? `: ${this.shown}` : ""}`);
+      logged = true;
+    };
+    try {
+      const touched = await this.act(m, r);
+      log();
+      await verify(m, r, touched);
+    } catch (error) {
+      if (!logged) log();
+      if (error instanceof Error)
+        error.message = `${m.log.map((line, i) => `${i + 1}. ${line}`).join("\n")}\n${error.message}`;
+      throw error;
+    }
+  }
+  toString() {
+    return this.name;
+  }
+}
+
+/** An incident that exists, picked by index; commands on incidents need one. */
+abstract class OnIncident extends Step {
+  constructor(readonly pick: number) {
+    super();
+  }
+  override check(m: Readonly<Model>) {
+    return m.incidents.length > 0;
+  }
+  protected incident(m: Model) {
+    const index = this.pick % m.incidents.length;
+    return { index, inc: m.incidents[index]! };
+  }
+}
+
+class Book extends Step {
+  constructor(readonly pick: number) {
+    super();
+  }
+  get name() {
+    return `book(slot ${this.pick})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const slot = this.pick % m.starts.length;
+    const start = m.starts[slot]!;
+    const room = m.capacity - held(m, slot);
+    this.shown = `slot #${slot} ${iso(start)}, room ${room}`;
+    const res = await call(r.tenant, CREATE, {
+      body: { dateTime: iso(start), clientName: "Model Caller", insectName: "ants" },
+    });
+    if (room <= 0) {
+      expectFullyBooked(m, res, start);
+      return [slot];
+    }
+    expect(res.status, res.text).toBe(200);
+    const { appointment: booked, ...rest } = res.body;
+    expect(booked).toEqual(slotObject(start, room - 1));
+    const view: IncidentView = { ...rest, appointment: appointment(start) };
+    expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start), cancelledAt: null, cancelReason: null });
+    expect(view.updatedAt).toBe(view.createdAt);
+    m.incidents.push({ id: view.id, slot, status: "scheduled", view });
+    await expectStored(r, view);
+    return [slot];
+  }
+}
+
+class Cancel extends OnIncident {
+  constructor(
+    pick: number,
+    readonly reason: string | undefined,
+  ) {
+    super(pick);
+  }
+  get name() {
+    return `cancel(incident ${this.pick}${this.reason === undefined ? "" : `, ${JSON.stringify(this.reason)}`})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const { index, inc } = this.incident(m);
+    this.shown = `#${index} ${inc.status} at slot #${inc.slot}`;
+    const res = await call(r.tenant, `${INCIDENTS}/${inc.id}/cancel`, {
+      body: this.reason === undefined ? {} : { reason: this.reason },
+    });
+    expect(res.status, res.text).toBe(200);
+    if (inc.status === "cancelled") {
+      // Already cancelled: 200 with the incident unchanged.
+      expect(res.body).toEqual(inc.view);
+    } else {
+      const { updatedAt } = res.body;
+      expect(res.body).toEqual({
+        ...inc.view,
+        status: "cancelled",
+        updatedAt,
+        cancelledAt: updatedAt,
+        cancelReason: this.reason?.trim() || null,
+      });
+      later(updatedAt, inc.view.updatedAt);
+      inc.status = "cancelled";
+      inc.view = res.body;
+    }
+    await expectStored(r, inc.view);
+    return [inc.slot];
+  }
+}
+
+class Reschedule extends OnIncident {
+  constructor(
+    pick: number,
+    readonly target: number,
+  ) {
+    super(pick);
+  }
+  get name() {
+    return `reschedule(incident ${this.pick}, slot ${this.target})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const { index, inc } = this.incident(m);
+    const target = this.target % m.starts.length;
+    const start = m.starts[target]!;
+    const room = m.capacity - held(m, target, inc.id);
+    const origin = inc.slot;
+    this.shown = `#${index} ${inc.status} at slot #${origin} → slot #${target}, room ${room}`;
+    const res = await call(r.tenant, `${INCIDENTS}/${inc.id}/reschedule`, { body: { dateTime: iso(start) } });
+    if (inc.status === "cancelled") {
+      expectProblem(res, 409, "incident_not_changeable");
+      expect(res.body.reason).toBe("cancelled");
+    } else if (inc.slot === target) {
+      // The slot it already holds: 200, unchanged.
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual(inc.view);
+    } else if (room > 0) {
+      expect(res.status, res.text).toBe(200);
+      const { updatedAt } = res.body;
+      expect(res.body).toEqual({ ...inc.view, dateTime: iso(start), appointment: appointment(start), updatedAt });
+      later(updatedAt, inc.view.updatedAt);
+      inc.slot = target;
+      inc.view = res.body;
+    } else {
+      expectFullyBooked(m, res, start);
+    }
+    await expectStored(r, inc.view);
+    return [origin, target];
+  }
+}
+
+/** 2–3 bookings of one slot at once: exactly min(N, room) succeed (5.5). */
+class RaceBook extends Step {
+  constructor(
+    readonly pick: number,
+    readonly n: number,
+  ) {
+    super();
+  }
+  get name() {
+    return `raceBook(slot ${this.pick}, ×${this.n})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const slot = this.pick % m.starts.length;
+    const start = m.starts[slot]!;
+    const room = m.capacity - held(m, slot);
+    this.shown = `slot #${slot} ${iso(start)}, room ${room}`;
+    const results = await Promise.all(
+      Array.from({ length: this.n }, (_, i) =>
+        call(r.tenant, CREATE, { body: { dateTime: iso(start), clientName: `Racer ${i}`, insectName: "wasps" } }),
+      ),
+    );
+    const won = results.filter((res) => res.status === 200);
+    expect(won.length, results.map((res) => res.status).join(",")).toBe(Math.min(this.n, Math.max(0, room)));
+    for (const res of won) {
+      const { appointment: booked, ...rest } = res.body;
+      expect(booked.remaining).toBeGreaterThanOrEqual(room - won.length);
+      expect(booked.remaining).toBeLessThan(room);
+      expect(booked).toEqual(slotObject(start, booked.remaining));
+      const view: IncidentView = { ...rest, appointment: appointment(start) };
+      expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start) });
+      m.incidents.push({ id: view.id, slot, status: "scheduled", view });
+    }
+    for (const res of results) if (res.status !== 200) expectFullyBooked(m, res, start);
+    return [slot];
+  }
+}
+
+/**
+ * A cancel racing a reschedule of the same incident (8.5): the cancel always
+ * succeeds, the reschedule is 200 (first) or 409 incident_not_changeable
+ * (second), and the incident ends cancelled where the winner left it.
+ */
+class RaceCancelReschedule extends OnIncident {
+  constructor(
+    pick: number,
+    readonly target: number,
+  ) {
+    super(pick);
+  }
+  get name() {
+    return `raceCancelReschedule(incident ${this.pick}, slot ${this.target})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const { index, inc } = this.incident(m);
+    const target = this.target % m.starts.length;
+    const start = m.starts[target]!;
+    const room = m.capacity - held(m, target, inc.id);
+    const origin = inc.slot;
+    this.shown = `#${index} ${inc.status} at slot #${origin} → slot #${target}, room ${room}`;
+    const [cancelled, moved] = await Promise.all([
+      call(r.tenant, `${INCIDENTS}/${inc.id}/cancel`, { body: {} }),
+      call(r.tenant, `${INCIDENTS}/${inc.id}/reschedule`, { body: { dateTime: iso(start) } }),
+    ]);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    let slot = inc.slot;
+    if (inc.status === "cancelled") {
+      expect(cancelled.body).toEqual(inc.view);
+      expectProblem(moved, 409, "incident_not_changeable");
+      expect(moved.body.reason).toBe("cancelled");
+    } else if (moved.status === 200) {
+      // The reschedule ran first (or had nothing to move).
+      expect(moved.body).toMatchObject({ status: "scheduled", dateTime: iso(start), appointment: appointment(start) });
+      slot = target;
+    } else if (moved.body?.code === "slot_unavailable") {
+      // It ran first and the target was full; its alternatives depend on whether the cancel had run yet.
+      expect(target === inc.slot || room > 0, "only a full slot refuses").toBe(false);
+      expect(moved.body.reason).toBe("fully_booked");
+    } else {
+      expectProblem(moved, 409, "incident_not_changeable");
+      expect(moved.body.reason).toBe("cancelled");
+    }
+    const stored = await call(r.tenant, `${INCIDENTS}/${inc.id}`);
+    expect(stored.status, stored.text).toBe(200);
+    expect(stored.body).toMatchObject({
+      status: "cancelled",
+      dateTime: iso(m.starts[slot]!),
+      appointment: appointment(m.starts[slot]!),
+    });
+    expect(cancelled.body).toEqual(stored.body);
+    later(stored.body.updatedAt, inc.view.updatedAt);
+    inc.status = "cancelled";
+    inc.slot = slot;
+    inc.view = stored.body;
+    return [origin, target];
+  }
+}
+
+/**
+ * A new booking racing a reschedule into the same slot (8.5): together they
+ * get exactly min(2, room) places; the loser is 409 slot_unavailable.
+ */
+class RaceBookReschedule extends Step {
+  constructor(
+    readonly pick: number,
+    readonly target: number,
+  ) {
+    super();
+  }
+  get name() {
+    return `raceBookReschedule(incident ${this.pick}, slot ${this.target})`;
+  }
+  override check(m: Readonly<Model>) {
+    return m.incidents.some((inc) => inc.status === "scheduled");
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const scheduled = m.incidents.filter((inc) => inc.status === "scheduled");
+    const inc = scheduled[this.pick % scheduled.length]!;
+    const origin = inc.slot;
+    // Another slot than its own: the same slot is no move.
+    const target = (this.target % m.starts.length === origin ? origin + 1 : this.target) % m.starts.length;
+    const start = m.starts[target]!;
+    const room = m.capacity - held(m, target);
+    this.shown = `#${m.incidents.indexOf(inc)} at slot #${origin} → slot #${target}, room ${room}`;
+    const [booked, moved] = await Promise.all([
+      call(r.tenant, CREATE, { body: { dateTime: iso(start), clientName: "Racer", insectName: "mice" } }),
+      call(r.tenant, `${INCIDENTS}/${inc.id}/reschedule`, { body: { dateTime: iso(start) } }),
+    ]);
+    const statuses = `book ${booked.status}, reschedule ${moved.status}`;
+    expect([booked.status, moved.status].filter((status) => status === 200).length, statuses).toBe(
+      Math.min(2, Math.max(0, room)),
+    );
+    for (const res of [booked, moved]) {
+      if (res.status === 200) continue;
+      // The loser's alternatives depend on whether the move had freed its old slot yet.
+      expectProblem(res, 409, "slot_unavailable");
+      expect(res.body.reason).toBe("fully_booked");
+    }
+    if (booked.status === 200) {
+      const { appointment: slot, ...rest } = booked.body;
+      expect(slot).toEqual(slotObject(start, slot.remaining));
+      expect(slot.remaining).toBeLessThan(room);
+      const view: IncidentView = { ...rest, appointment: appointment(start) };
+      expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start) });
+      m.incidents.push({ id: view.id, slot: target, status: "scheduled", view });
+    }
+    if (moved.status === 200) {
+      const { updatedAt } = moved.body;
+      expect(moved.body).toEqual({ ...inc.view, dateTime: iso(start), appointment: appointment(start), updatedAt });
+      later(updatedAt, inc.view.updatedAt);
+      inc.slot = target;
+      inc.view = moved.body;
+    }
+    await expectStored(r, inc.view);
+    return [origin, target];
+  }
+}
+
+type Filter = "none" | "scheduled" | "cancelled" | { from: number; to: number };
+
+/** Pages through GET /api/v1/incidents with small limits and a filter, by cursor. */
+class List extends Step {
+  constructor(
+    readonly limit: number,
+    readonly filter: Filter,
+  ) {
+    super();
+  }
+  get name() {
+    return `list(limit ${this.limit}, ${JSON.stringify(this.filter)})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const { filter } = this;
+    let query = "";
+    let expected = m.incidents;
+    if (filter === "scheduled" || filter === "cancelled") {
+      query = `&status=${filter}`;
+      expected = m.incidents.filter((inc) => inc.status === filter);
+    } else if (filter !== "none") {
+      const [a, b] = [filter.from % m.starts.length, filter.to % (m.starts.length + 1)];
+      const from = m.starts[a]!;
+      const to = m.starts[0]! + b * HOUR;
+      this.shown = `from slot #${a} to slot #${b}`;
+      query = `&from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`;
+      expected = m.incidents.filter((inc) => m.starts[inc.slot]! >= from && m.starts[inc.slot]! < to);
+    }
+    const seen: IncidentView[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; ; page++) {
+      expect(page).toBeLessThan(100);
+      const res: ReadResponse = await call(
+        r.tenant,
+        `${INCIDENTS}?limit=${this.limit}${query}${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+      );
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.hasMore).toBe(res.body.nextCursor !== null);
+      if (res.body.hasMore) expect(res.body.data.length).toBe(this.limit);
+      else expect(res.body.data.length).toBeLessThanOrEqual(this.limit);
+      seen.push(...res.body.data);
+      cursor = res.body.nextCursor;
+      if (cursor === null) break;
+    }
+    expect(seen).toEqual(inListOrder(m, expected).map((inc) => inc.view));
+    return [];
+  }
+}
+
+/**
+ * available-appointments from a universe slot with a random limit, and
+ * is-booking-available half an hour into it (not a slot start).
+ */
+class Check extends Step {
+  constructor(
+    readonly pick: number,
+    readonly limit: number,
+  ) {
+    super();
+  }
+  get name() {
+    return `check(slot ${this.pick}, limit ${this.limit})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const slot = this.pick % m.starts.length;
+    const start = m.starts[slot]!;
+    this.shown = `slot #${slot} ${iso(start)}`;
+    const [listed, inside] = await Promise.all([
+      call(r.tenant, AVAILABLE, { body: { dateTime: iso(start), limit: this.limit } }),
+      call(r.tenant, CHECK, { body: { dateTime: iso(start + 30 * MINUTE) } }),
+    ]);
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.slots).toEqual(expectedBookable(m, start, this.limit));
+    expect(inside.status, inside.text).toBe(200);
+    expect(inside.body).toEqual({
+      dateTime: iso(start + 30 * MINUTE),
+      available: false,
+      reason: "not_a_slot_start",
+      slot: null,
+      alternatives: expectedBookable(m, start + 30 * MINUTE, 3),
+    });
+    return [slot];
+  }
+}
+
+const slotPick = fc.nat({ max: 5 });
+const incidentPick = fc.nat({ max: 30 });
+
+const commands = fc.commands(
+  [
+    slotPick.map((s) => new Book(s)),
+    slotPick.map((s) => new Book(s)),
+    fc
+      .tuple(incidentPick, fc.option(fc.constantFrom("", "  moved away  ", "Sold"), { nil: undefined }))
+      .map(([i, reason]) => new Cancel(i, reason)),
+    fc.tuple(incidentPick, slotPick).map(([i, s]) => new Reschedule(i, s)),
+    fc.tuple(incidentPick, slotPick).map(([i, s]) => new Reschedule(i, s)),
+    fc.tuple(slotPick, fc.integer({ min: 2, max: 3 })).map(([s, n]) => new RaceBook(s, n)),
+    fc.tuple(incidentPick, slotPick).map(([i, s]) => new RaceCancelReschedule(i, s)),
+    fc.tuple(incidentPick, slotPick).map(([i, s]) => new RaceBookReschedule(i, s)),
+    fc
+      .tuple(
+        fc.integer({ min: 1, max: 4 }),
+        fc.oneof(
+          fc.constantFrom<Filter>("none", "scheduled", "cancelled"),
+          fc.record({ from: fc.nat({ max: 5 }), to: fc.nat({ max: 6 }) }),
+        ),
+      )
+      .map(([limit, filter]) => new List(limit, filter)),
+    fc.tuple(slotPick, fc.integer({ min: 1, max: 6 })).map(([s, limit]) => new Check(s, limit)),
+  ],
+  { maxCommands: 25, size: "max" },
+);
+
+const world = fc.record({
+  capacity: fc.integer({ min: 1, max: 3 }),
+  size: fc.integer({ min: 4, max: 6 }),
+  /** Hours after the first full hour a day from now: any hour of the day, on the next three days. */
+  offset: fc.integer({ min: 0, max: 72 }),
+});
+
+describe("incidents against a model of the schedule (property)", () => {
+  it("book, cancel, reschedule, list and check agree with the model", async () => {
+    await fc.assert(
+      fc.asyncProperty(world, commands, async ({ capacity, size, offset }, cmds) => {
+        const tenant = await openTenant("Model Org", { capacity, slotMinutes: 60 });
+        const first = hoursAhead(24 + offset);
+        const starts = Array.from({ length: size }, (_, i) => first + i * HOUR);
+        await fc.asyncModelRun(
+          () => ({
+            model: {
+              capacity,
+              starts,
+              incidents: [],
+              log: [`capacity ${capacity}, slots ${starts.map(iso).join(" ")}`],
+            },
+            real: { tenant },
+          }),
+          cmds,
+        );
+      }),
+      { numRuns: 30 },
+    );
+  }, 120_000);
+});
