@@ -4,12 +4,13 @@
 // reads the bookings of the window it scans, not the org's history.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createKey } from "../../../src/db/api-keys";
 import { storeSchedule } from "../../../src/db/orgs";
 import { newId } from "../../../src/lib/ids";
 import { rowsRead, wrapD1 } from "../../support/d1";
 import { call } from "../../support/request";
 import { everyDay } from "../../support/schedules";
-import { addAccount, db, newTenant, type Tenant } from "../../support/tenants";
+import { addAccount, db, newTenant, openAlways, type Tenant } from "../../support/tenants";
 import { DAY, daysAhead, HOUR, iso, today } from "../../support/time";
 
 const CONTACTS = 3_000;
@@ -245,5 +246,27 @@ describe("rows read by an incidents page", () => {
     // Half the rows match, in runs of 12: a page reads about twice its length.
     expect(rowsRead(first.trips)).toBeLessThanOrEqual(2 * (LIMIT + 1) + 12 + SEEK_SLACK);
     expect(rowsRead(deep.trips)).toBeLessThanOrEqual(1.3 * rowsRead(first.trips));
+  });
+
+  it("find-caller reads the caller's rows, not the org's thousands of incidents and contacts", async () => {
+    const account = await addAccount(booked, "Rows Caller");
+    const contact = await call(booked, "/api/v1/contacts", {
+      body: { firstName: "Rows", mobilePhone: "+1 646 555 0123", accountId: account.id },
+    });
+    expect(contact.status).toBe(200);
+    // Room beside the seeded incidents, seen by a key verified after the change.
+    await openAlways(booked, { capacity: 5 });
+    const fresh = { ...booked, apiKey: (await createKey(db(), booked.orgId))!.apiKey };
+    for (const hour of [5, 7]) {
+      const booking = await call(fresh, "/api/v1/ai-agent/create-incident", {
+        body: { dateTime: iso(daysAhead(3, hour)), clientName: "Rows Caller", insectName: "Ants" },
+      });
+      expect(booking.status, booking.text).toBe(200);
+    }
+    const { json, trips } = await send(booked, "/api/v1/ai-agent/find-caller", { phone: "646-555-0123" });
+    expect([json.contacts.length, json.accounts.length, json.upcomingIncidents.length]).toEqual([1, 1, 2]);
+    expect(trips).toHaveLength(1);
+    // Its rows and a few index seeks, against 2,000 scheduled incidents to come.
+    expect(rowsRead(trips)).toBeLessThanOrEqual(20);
   });
 });
