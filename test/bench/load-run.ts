@@ -1,9 +1,13 @@
 // A bounded mixed-traffic load run against a real `wrangler dev`, shared by the
 // CI test (test/e2e/load.e2e.test.ts) and `npm run load` (test/bench/load.ts):
-// `connections` concurrent clients (Node's fetch) send reads, writes and
-// bookings racing for a few slots, for at most `durationMs` and `maxRequests`.
-// Afterwards every guarantee is checked against what the clients saw and what
-// D1 holds: no 5xx, no lost write, no overbooked slot, no negative remaining.
+// `connections` concurrent clients (Node's fetch) send reads, writes, and
+// bookings, reschedules and cancels racing for a few slots, for at most
+// `durationMs` and `maxRequests`. The reschedules and cancels act on incidents
+// the run itself booked (contract 8.4, 8.5), moving them into the same few
+// slots the bookings fight over. Afterwards every guarantee is checked against
+// what the clients saw and what D1 holds (test/bench/load-checks.ts): no 5xx,
+// no lost write, no overbooked slot, every incident as its last 200 says, no
+// refusal a full slot does not explain, no negative remaining.
 //
 // The server's rate limit (1,200 requests a minute per org, a fixed window of
 // the wall clock) stays as deployed: the clients spread the load over several
@@ -26,8 +30,33 @@ export const KINDS = [
   "create-lead",
   "create-contact",
   "create-incident",
+  "reschedule-incident",
+  "cancel-incident",
+  "get-incident",
 ] as const;
 export type Kind = (typeof KINDS)[number];
+
+/** The kinds that act on an incident the run booked earlier. */
+const ON_INCIDENT = new Set<Kind>(["reschedule-incident", "cancel-incident", "get-incident"]);
+
+/**
+ * The mix, one kind drawn per request: bookings and reschedules twice as often
+ * as the rest, so the slots keep filling while cancels and moves free places.
+ */
+const MIX: Kind[] = [
+  "list-contacts",
+  "get-account",
+  "available-appointments",
+  "is-booking-available",
+  "create-lead",
+  "create-contact",
+  "create-incident",
+  "create-incident",
+  "reschedule-incident",
+  "reschedule-incident",
+  "cancel-incident",
+  "get-incident",
+];
 
 export interface LoadOptions {
   durationMs: number;
@@ -46,6 +75,10 @@ export interface LoadReport extends Violations {
   requests: number;
   byKind: Record<Kind, number>;
   byStatus: Record<string, number>;
+  /** Per kind, per status: e.g. byKindStatus["reschedule-incident"]["409"]. */
+  byKindStatus: Record<Kind, Record<string, number>>;
+  /** The 409s by kind and reason, e.g. "reschedule-incident cancelled". */
+  refusals: Record<string, number>;
   elapsedMs: number;
   perSecond: number;
   p50: number;
@@ -57,6 +90,11 @@ export interface LoadReport extends Violations {
   places: number;
   booked: number;
   contested: number;
+  /** Incidents D1 holds after the run, by status. */
+  scheduled: number;
+  cancelled: number;
+  /** Incidents whose last two answers carry the same updatedAt (one millisecond) and different slots: D1 may hold either. */
+  ties: number;
   seed: number;
 }
 
@@ -116,9 +154,17 @@ export async function send(
   return { status, body: body ?? (text || null) };
 }
 
-/** The request of one `kind` for `org`: method, path and body. */
-function requestOf(kind: Kind, org: LoadOrg, slots: Slot[], n: number, pick: <T>(items: T[]) => T) {
+/** The request of one `kind` for `org`: method, path and body; `incident` is the run's own booking the change or read acts on. */
+function requestOf(
+  kind: Kind,
+  org: LoadOrg,
+  slots: Slot[],
+  n: number,
+  pick: <T>(items: T[]) => T,
+  incident: string | undefined,
+) {
   const account = pick(org.accounts);
+  const id = encodeURIComponent(incident ?? "");
   switch (kind) {
     case "list-contacts":
       return {
@@ -162,6 +208,21 @@ function requestOf(kind: Kind, org: LoadOrg, slots: Slot[], n: number, pick: <T>
         path: "/api/v1/ai-agent/create-incident",
         json: { dateTime: pick(slots).start, clientName: account.name, insectName: "Ants" },
       };
+    case "reschedule-incident":
+      // Into one of the same few slots the bookings race for; now and then the one it holds (200 unchanged).
+      return {
+        method: "POST" as const,
+        path: `/api/v1/incidents/${id}/reschedule`,
+        json: { dateTime: pick(slots).start },
+      };
+    case "cancel-incident":
+      return {
+        method: "POST" as const,
+        path: `/api/v1/incidents/${id}/cancel`,
+        json: n % 2 === 0 ? {} : { reason: `Load cancel ${n}` },
+      };
+    case "get-incident":
+      return { method: "GET" as const, path: `/api/v1/incidents/${id}` };
   }
 }
 
@@ -189,19 +250,28 @@ async function drive(
   return { outcomes, elapsedMs: performance.now() - started, stoppedEarly };
 }
 
-/** One timed request; no answer at all (connection error, time-out) is status 0. */
+/**
+ * One timed request; no answer at all (connection error, time-out) is status 0.
+ * `sentAt` is taken before the request leaves and `receivedAt` after its answer
+ * is read (one clock, performance.now()), so whatever the server did for it
+ * happened between the two.
+ */
 async function timed(
   kind: Outcome["kind"],
   org: LoadOrg | undefined,
   call: () => Promise<Sent>,
   sentBody?: unknown,
+  incident?: string,
 ): Promise<Outcome> {
-  const t0 = performance.now();
+  const sentAt = performance.now();
+  const request = { kind, org, sentBody, incident, sentAt };
   try {
     const { status, body } = await call();
-    return { kind, org, status, ms: performance.now() - t0, body, sentBody };
+    const receivedAt = performance.now();
+    return { ...request, status, body, receivedAt, ms: receivedAt - sentAt };
   } catch (error) {
-    return { kind, org, status: 0, ms: performance.now() - t0, body: String(error), sentBody };
+    const receivedAt = performance.now();
+    return { ...request, status: 0, body: String(error), receivedAt, ms: receivedAt - sentAt };
   }
 }
 
@@ -250,17 +320,33 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
       `load: /health alone ${healthPerSecond.toFixed(0)} req/s; mixed traffic for ${options.durationMs} ms with ${options.connections} connections`,
     );
 
+    // Per org, the incidents the run booked (answered 200), in the order the answers came: what changes and reads act on.
+    const bookedBy = new Map<string, string[]>(orgs.map((org) => [org.orgId, []]));
     const run = await drive(
       { connections: options.connections, durationMs: options.durationMs, maxRequests: options.maxRequests },
       (n) => {
-        const kind = pick([...KINDS]);
+        const drawn = pick(MIX);
         const first = Math.floor(rand() * orgs.length);
         for (let i = 0; i < orgs.length; i++) {
           const org = orgs[(first + i) % orgs.length]!;
           if (!budget.take(org.orgId)) continue;
-          const request = requestOf(kind, org, slotsOf.get(org.orgId)!, n, pick);
-          return () =>
-            timed(kind, org, () => send(baseUrl, org, request.method, request.path, request.json), request.json);
+          const own = bookedBy.get(org.orgId)!;
+          // A change or read of an incident needs one this org booked; until it has one, it books instead.
+          const kind: Kind = ON_INCIDENT.has(drawn) && own.length === 0 ? "create-incident" : drawn;
+          const incident = ON_INCIDENT.has(kind) ? pick(own) : undefined;
+          const request = requestOf(kind, org, slotsOf.get(org.orgId)!, n, pick, incident);
+          return async () => {
+            const outcome = await timed(
+              kind,
+              org,
+              () => send(baseUrl, org, request.method, request.path, request.json),
+              request.json,
+              incident,
+            );
+            if (kind === "create-incident" && outcome.status === 200 && typeof outcome.body?.id === "string")
+              own.push(outcome.body.id);
+            return outcome;
+          };
         }
         return null;
       },
@@ -296,16 +382,26 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
 
 /** The one figures line of a run. */
 export function figures(r: LoadReport): string {
-  const kinds = KINDS.map((kind) => `${kind} ${r.byKind[kind]}`).join(", ");
+  const kinds = KINDS.map((kind) => {
+    const statuses = Object.entries(r.byKindStatus[kind])
+      .map(([status, n]) => `${status}×${n}`)
+      .join(" ");
+    return `${kind} ${r.byKind[kind]}${statuses ? ` (${statuses})` : ""}`;
+  }).join(", ");
   const statuses = Object.entries(r.byStatus)
     .map(([status, n]) => `${status}×${n}`)
     .join(" ");
+  const refusals = Object.entries(r.refusals)
+    .map(([what, n]) => `${what} ${n}`)
+    .join(", ");
   return (
     `LOAD ${r.requests} requests in ${(r.elapsedMs / 1000).toFixed(1)} s = ${r.perSecond.toFixed(0)} req/s ` +
-    `(${((r.perSecond / r.healthPerSecond) * 100).toFixed(0)}% of /health alone, ${r.healthPerSecond.toFixed(0)} req/s) | ${kinds} | statuses ${statuses} | ` +
+    `(${((r.perSecond / r.healthPerSecond) * 100).toFixed(0)}% of /health alone, ${r.healthPerSecond.toFixed(0)} req/s) | ${kinds} | statuses ${statuses} | 409s: ${refusals || "none"} | ` +
     `p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms | 5xx ${r.serverErrors}, network errors ${r.networkErrors}, unexpected ${r.unexpected.length}, ` +
-    `lost writes ${r.lostWrites.length}, overbooked slots ${r.overbooked.length}, slots not at min(attempts, capacity) ${r.underbooked.length}, negative remaining ${r.negativeRemaining}, ` +
-    `unacknowledged rows ${r.unacknowledged.length}, 429s ${r.tooManyRequests} | bookings ${r.booked} of ${r.places} places in ${r.slots} slots, ${r.contested} slots raced to full` +
+    `lost writes ${r.lostWrites.length}, incidents not as their last 200 ${r.wrongState.length}, overbooked slots ${r.overbooked.length}, ` +
+    `refusals no full slot or cancel explains ${r.wrongRefusals.length}, negative remaining ${r.negativeRemaining}, remaining read back wrong ${r.remainingWrong.length}, ` +
+    `unacknowledged rows ${r.unacknowledged.length}, 429s ${r.tooManyRequests} | at the end ${r.booked} of ${r.places} places held in ${r.slots} slots ` +
+    `(incidents ${r.scheduled} scheduled, ${r.cancelled} cancelled; ${r.ties} last-answer ties), ${r.contested} slots refused as full` +
     `${r.budgetExhausted ? " | stopped early: every org used its share of the rate limit" : ""} | seed ${r.seed}`
   );
 }

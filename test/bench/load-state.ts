@@ -60,10 +60,11 @@ export async function provisionOrgs(stateDir: string, count: number): Promise<Lo
 export interface StoredRows {
   leads: { id: string; org_id: string }[];
   contacts: { id: string; org_id: string }[];
-  incidents: { id: string; org_id: string; starts_at: number }[];
+  /** Only a `scheduled` incident holds its slot (contract 8.3); `updated_at` moves with every change. */
+  incidents: { id: string; org_id: string; status: string; starts_at: number; updated_at: number }[];
 }
 
-/** Every lead, contact and incident of these orgs, as D1 holds them. */
+/** Every lead, contact and incident of these orgs, as D1 holds them (incidents with their status, slot and last change). */
 export async function readRows(stateDir: string, orgIds: string[]): Promise<StoredRows> {
   const { d1, dispose } = await local(stateDir);
   try {
@@ -78,7 +79,7 @@ export async function readRows(stateDir: string, orgIds: string[]): Promise<Stor
     return {
       leads: await read("SELECT id, org_id FROM leads"),
       contacts: await read("SELECT id, org_id FROM contacts"),
-      incidents: await read("SELECT id, org_id, starts_at FROM incidents"),
+      incidents: await read("SELECT id, org_id, status, starts_at, updated_at FROM incidents"),
     };
   } finally {
     await dispose();

@@ -1,14 +1,17 @@
 // The short form of the load run (the full one is `npm run load`): 50
-// concurrent connections of mixed reads, writes and bookings racing for a few
-// slots against a real `wrangler dev`, for 8 s. Afterwards: no 5xx, no lost
-// write, every slot booked exactly min(attempts, capacity) — never beyond it —
-// in D1 and by the answers, no negative remaining, and no 429 (the load is
-// spread over orgs within the rate limit). The figures line goes to stderr.
+// concurrent connections of mixed reads, writes, and bookings, reschedules and
+// cancels racing for a few slots against a real `wrangler dev`, for 8 s.
+// Afterwards (test/bench/load-checks.ts): no 5xx, no lost write, every
+// incident in D1 as its last 200 answer left it, never more scheduled
+// incidents in a slot than places — in D1, by the answers, at any moment —
+// every refusal explained by a full slot or a cancel, remaining read back as
+// capacity minus D1's scheduled incidents, and no 429 (the load is spread over
+// orgs within the rate limit). The figures line goes to stderr.
 import { describe, expect, it } from "vitest";
 import { figures, runLoad } from "../bench/load-run";
 
 describe("mixed traffic under load", () => {
-  it("50 connections for 8 s: no 5xx, no lost write, no overbooked slot, no 429", async () => {
+  it("50 connections for 8 s with reschedules and cancels: no 5xx, no lost write, no overbooked slot, no 429", async () => {
     const report = await runLoad({
       durationMs: 8_000,
       connections: 50,
@@ -20,17 +23,23 @@ describe("mixed traffic under load", () => {
     expect(report.requests).toBeGreaterThan(0);
     for (const kind of Object.keys(report.byKind) as (keyof typeof report.byKind)[])
       expect(report.byKind[kind], kind).toBeGreaterThan(0);
+    // The changes really ran: incidents were moved and cancelled, and some reschedules lost a race.
+    expect(report.byKindStatus["reschedule-incident"][200] ?? 0).toBeGreaterThan(0);
+    expect(report.byKindStatus["cancel-incident"][200] ?? 0).toBeGreaterThan(0);
+    expect(report.byKindStatus["reschedule-incident"][409] ?? 0).toBeGreaterThan(0);
+    expect(report.cancelled).toBeGreaterThan(0);
     expect(report.serverErrors).toBe(0);
     expect(report.networkErrors).toBe(0);
     expect(report.unexpected).toEqual([]);
     expect(report.lostWrites).toEqual([]);
     expect(report.unacknowledged).toEqual([]);
+    expect(report.wrongState).toEqual([]);
     expect(report.overbooked).toEqual([]);
-    expect(report.underbooked).toEqual([]);
+    expect(report.wrongRefusals).toEqual([]);
     expect(report.negativeRemaining).toBe(0);
     expect(report.remainingWrong).toEqual([]);
     expect(report.tooManyRequests).toBe(0);
-    // The bookings really raced: slots were fought over until full.
+    // The slots really raced: bookings or reschedules were refused from slots fought over until full.
     expect(report.contested).toBeGreaterThan(0);
   }, 90_000);
 });
