@@ -49,7 +49,9 @@ export const listContactsQuery = z.strictObject({
   updatedSince: queryDateTime,
 });
 
-export type ContactFilters = Partial<Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince">> & {
+export type ContactFilters = Partial<
+  Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince">
+> & {
   /** E.164. */
   phone?: string;
 };
