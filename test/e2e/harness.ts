@@ -213,11 +213,26 @@ export type ApiResponse = ReadResponse;
 export type { RequestOptions };
 
 /** One HTTP call as `tenant` (no credentials when null), written and read as the worker-side tests' call(). */
+/**
+ * `wrangler dev`'s own proxy sometimes answers a request on a pooled
+ * connection that sat idle with this plain-text 503 (workers-sdk#14641, fixed
+ * upstream after the wrangler we pin); the request never reached the worker.
+ * `request` sends exactly that answer again, at most twice, and counts it;
+ * any other 5xx — the API's are problem documents — is returned as it came.
+ */
+const PROXY_LOST = /^Your worker restarted mid-request/;
+export const proxyResends = { count: 0 };
+
 export async function request(
   baseUrl: string,
   tenant: Tenant | null,
   urlPath: string,
   options: RequestOptions = {},
 ): Promise<ApiResponse> {
-  return readResponse(await fetch(toRequest(`${baseUrl}${urlPath}`, tenant, options)));
+  for (let attempt = 1; ; attempt++) {
+    const response = await readResponse(await fetch(toRequest(`${baseUrl}${urlPath}`, tenant, options)));
+    if (attempt === 3 || response.status !== 503 || !PROXY_LOST.test(response.text)) return response;
+    proxyResends.count++;
+    console.warn(`wrangler dev's proxy lost ${urlPath} (resent; ${proxyResends.count} so far)`);
+  }
 }

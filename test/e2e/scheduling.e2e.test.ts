@@ -181,6 +181,7 @@ async function race(label: string, tenant: Tenant, dateTime: string): Promise<Ra
   };
   console.log(
     `race ${label}: ${RACERS} requests, ${result.ok.length} successes, ${result.conflicts.length} conflicts, ${result.serverErrors} 5xx, ${failures.length} network errors`,
+    ...answered.filter((res) => res.status >= 500).map((res) => `\n  5xx: ${res.text.slice(0, 200)}`),
   );
   return result;
 }
