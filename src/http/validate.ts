@@ -13,17 +13,16 @@ export function validate<Target extends "json" | "query" | "param", Schema exten
 ) {
   const known = fieldNames(schema);
   return zValidator(target, schema, (result, c) => {
-    if (!result.success) {
-      const errors = toFieldErrors(result.error.issues, result.data, known);
-      // A `phone` is checked in the org's country, after the schema (e164OrFail);
-      // when other fields fail, it is reported beside them, as every failing field is.
-      const phone = known.includes("phone") ? (result.data as Record<string, unknown>)?.phone : undefined;
-      const country = (c.var as { org?: { country: string } }).org?.country;
-      if (typeof phone === "string" && phone.trim() !== "" && country && !errors.some((e) => e.path === "phone")) {
-        if (normalizePhone(phone.trim(), country) === null) errors.push(INVALID_PHONE);
-      }
-      throw validationFailed(errors);
+    const errors = result.success ? [] : toFieldErrors(result.error.issues, result.data, known);
+    // A `phone` (a number to match or store) is read in the org's country, so
+    // the schema cannot check it: it is checked here, with the other fields,
+    // before anything else (the Idempotency-Key included) looks at the request.
+    const phone = known.includes("phone") ? (result.data as Record<string, unknown>)?.phone : undefined;
+    const country = (c.var as { org?: { country: string } }).org?.country;
+    if (typeof phone === "string" && phone.trim() !== "" && country && !errors.some((e) => e.path === "phone")) {
+      if (normalizePhone(phone.trim(), country) === null) errors.push(INVALID_PHONE);
     }
+    if (errors.length > 0) throw validationFailed(errors);
   });
 }
 
@@ -103,7 +102,7 @@ function fieldNames(schema: z.ZodType): string[] {
 /**
  * A phone to match or store (contract 8.1) as E.164, read in the org's
  * country when written without "+"; 422 `invalid_phone` when it is no valid
- * number. Checked after the schema, as it needs the org.
+ * number (which `validate` has already refused).
  */
 export function e164OrFail(text: string, country: string, path = "phone"): string {
   const e164 = normalizePhone(text, country);

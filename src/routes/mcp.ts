@@ -103,7 +103,7 @@ function operationRequest(
   // Path parameters fill the template; the other arguments are the body or the query, validated by the route.
   const isPathParameter = (name: string) => op.path.includes(`{${name}}`);
   for (const [name, value] of Object.entries(args).filter(([name]) => isPathParameter(name)))
-    url.pathname = url.pathname.replace(`%7B${name}%7D`, encodeURIComponent(queryText(value)));
+    url.pathname = url.pathname.replace(`%7B${name}%7D`, pathSegment(queryText(value)));
   // fromEntries, so that a "__proto__" argument stays a member (and is refused by the route).
   const rest = Object.fromEntries(Object.entries(args).filter(([name]) => !isPathParameter(name)));
   if (op.method === "post") {
@@ -117,6 +117,15 @@ function operationRequest(
   }
   return new Request(url, { method: "GET", headers });
 }
+
+/**
+ * An argument as one path segment. "", "." and ".." would not stay one (a URL
+ * drops or climbs them, reaching another route); as no id is any of them, they
+ * become a segment that names nothing (a NUL appended), so the route answers
+ * its own "not found" after validating the body, as over HTTP.
+ */
+const pathSegment = (text: string) =>
+  /^\.{0,2}$/.test(text) ? `${encodeURIComponent(text)}%00` : encodeURIComponent(text);
 
 export function mcpRoutes(fetchApp: FetchApp) {
   // Stateless (contract 7): no sessions, no message of its own to stream, so

@@ -1,15 +1,19 @@
 // Authentication matrix (issue 6, contract 2): every credential failure —
 // missing, empty, whitespace, malformed, over-long, non-ASCII, revoked,
 // unknown, another org's, duplicated, sent elsewhere than the two headers —
-// on every endpoint (the seven operations, an unknown path, a wrong method and
-// /mcp) is a 401 `unauthenticated` with WWW-Authenticate. The body may name a
+// on every endpoint (every declared operation, some with a request that would
+// otherwise be a 404, 405 or 422, an unknown path, a wrong method and /mcp)
+// is a 401 `unauthenticated` with WWW-Authenticate: authentication comes
+// before routing and validation (contract 3). The body may name a
 // missing header and says nothing else: all other failures get one and the
 // same body and the same header names, so no answer tells whether a key or an
 // org exists. A revoked key stops working within the isolate cache's bound.
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/db/api-keys";
 import { AUTH_CACHE_TTL_MS } from "../../src/middleware/auth";
+import { OPERATIONS } from "../../src/routes";
 import { credentialsOf, type ReadResponse } from "../support/http";
+import { bookIncident } from "../support/incidents";
 import { mcpCall, mcpList } from "../support/mcp";
 import { expectProblem } from "../support/problem";
 import { call } from "../support/request";
@@ -20,6 +24,7 @@ let a: Tenant;
 let b: Tenant;
 let revoked: Tenant;
 let accountId: string;
+let incidentId: string;
 let canonical: Record<Group, { body: unknown; headerNames: string[] }>;
 
 type Group = "missing key" | "missing org" | "refused";
@@ -29,6 +34,7 @@ beforeAll(async () => {
   a = await openTenant("Auth matrix A");
   b = await newTenant("Auth matrix B");
   accountId = (await addAccount(a, "Auth Account")).id;
+  incidentId = (await bookIncident(a, { phone: "+1 917 555 0134" })).id;
   const second = (await createKey(db(), a.orgId))!;
   await revokeKey(db(), a.orgId, second.keyId);
   revoked = { ...a, apiKey: second.apiKey, keyId: second.keyId };
@@ -343,33 +349,167 @@ const CREDENTIALS: [string, Group, () => HeaderList, string?][] = [
 ];
 
 const slot = () => slotIn(26);
+const UNKNOWN_INCIDENT = "inc_00000000000000000000000000";
 
-/** Every endpoint: [name, send with exactly these headers (and extra query)]. */
-const ENDPOINTS: [string, (headers: HeaderList, query: string) => Promise<ReadResponse>][] = [
-  ["POST /api/v1/leads", (h, q) => call(null, `/api/v1/leads${q}`, { headers: h, body: { firstName: "X" } })],
-  ["POST /api/v1/contacts", (h, q) => call(null, `/api/v1/contacts${q}`, { headers: h, body: { firstName: "X" } })],
-  ["GET /api/v1/contacts", (h, q) => call(null, `/api/v1/contacts${q}`, { headers: h })],
-  ["GET /api/v1/accounts/{id}", (h, q) => call(null, `/api/v1/accounts/${accountId}${q}`, { headers: h })],
+type Send = (headers: HeaderList, query: string) => Promise<ReadResponse>;
+
+/**
+ * Every endpoint: [name, send with exactly these headers (and extra query),
+ * the declared operation it reaches when authenticated, and for some the
+ * status they would then get: a 404 (an unknown incident or path), a 405 or a
+ * 422 (an invalid body, query or phone)]. The 401 must come first all the same.
+ */
+const ENDPOINTS: [string, Send, string?, (404 | 405 | 422)?][] = [
+  [
+    "POST /api/v1/leads",
+    (h, q) => call(null, `/api/v1/leads${q}`, { headers: h, body: { firstName: "X" } }),
+    "POST /api/v1/leads",
+  ],
+  [
+    "POST /api/v1/contacts",
+    (h, q) => call(null, `/api/v1/contacts${q}`, { headers: h, body: { firstName: "X" } }),
+    "POST /api/v1/contacts",
+  ],
+  ["GET /api/v1/contacts", (h, q) => call(null, `/api/v1/contacts${q}`, { headers: h }), "GET /api/v1/contacts"],
+  [
+    "GET /api/v1/contacts?phone= (an invalid phone: 422)",
+    (h, q) => call(null, `/api/v1/contacts?phone=911${q.replace("?", "&")}`, { headers: h }),
+    "GET /api/v1/contacts",
+    422,
+  ],
+  [
+    "GET /api/v1/accounts/{id}",
+    (h, q) => call(null, `/api/v1/accounts/${accountId}${q}`, { headers: h }),
+    "GET /api/v1/accounts/{id}",
+  ],
   [
     "POST available-appointments",
     (h, q) => call(null, `/api/v1/ai-agent/available-appointments${q}`, { headers: h, body: { dateTime: slot() } }),
+    "POST /api/v1/ai-agent/available-appointments",
   ],
   [
     "POST is-booking-available",
     (h, q) => call(null, `/api/v1/ai-agent/is-booking-available${q}`, { headers: h, body: { dateTime: slot() } }),
+    "POST /api/v1/ai-agent/is-booking-available",
   ],
   [
     "POST create-incident",
     (h, q) =>
       call(null, `/api/v1/ai-agent/create-incident${q}`, {
         headers: h,
-        body: { dateTime: slot(), clientName: "X", insectName: "Y" },
+        body: { dateTime: slot(), clientName: "X", insectName: "Y", phone: "+1 917 555 0134", notes: "N" },
       }),
+    "POST /api/v1/ai-agent/create-incident",
   ],
-  ["an unknown path", (h, q) => call(null, `/api/v1/no-such-thing${q}`, { headers: h })],
-  ["a wrong method", (h, q) => call(null, `/api/v1/leads${q}`, { method: "DELETE", headers: h })],
+  [
+    "POST create-incident (an invalid phone: 422)",
+    (h, q) =>
+      call(null, `/api/v1/ai-agent/create-incident${q}`, {
+        headers: h,
+        body: { dateTime: slot(), clientName: "X", insectName: "Y", phone: "911" },
+      }),
+    "POST /api/v1/ai-agent/create-incident",
+    422,
+  ],
+  [
+    "POST find-caller",
+    (h, q) => call(null, `/api/v1/ai-agent/find-caller${q}`, { headers: h, body: { phone: "+1 917 555 0134" } }),
+    "POST /api/v1/ai-agent/find-caller",
+  ],
+  [
+    "POST find-caller (an invalid phone: 422)",
+    (h, q) => call(null, `/api/v1/ai-agent/find-caller${q}`, { headers: h, body: { phone: "911" } }),
+    "POST /api/v1/ai-agent/find-caller",
+    422,
+  ],
+  ["GET /api/v1/incidents", (h, q) => call(null, `/api/v1/incidents${q}`, { headers: h }), "GET /api/v1/incidents"],
+  [
+    "GET /api/v1/incidents?status=… (an invalid filter: 422)",
+    (h, q) => call(null, `/api/v1/incidents?status=done&cursor=x${q.replace("?", "&")}`, { headers: h }),
+    "GET /api/v1/incidents",
+    422,
+  ],
+  [
+    "GET /api/v1/incidents/{id}",
+    (h, q) => call(null, `/api/v1/incidents/${incidentId}${q}`, { headers: h }),
+    "GET /api/v1/incidents/{id}",
+  ],
+  [
+    "GET /api/v1/incidents/{unknown id} (404)",
+    (h, q) => call(null, `/api/v1/incidents/${UNKNOWN_INCIDENT}${q}`, { headers: h }),
+    "GET /api/v1/incidents/{id}",
+    404,
+  ],
+  [
+    "POST /api/v1/incidents/{id}/cancel",
+    (h, q) => call(null, `/api/v1/incidents/${incidentId}/cancel${q}`, { headers: h, body: { reason: "R" } }),
+    "POST /api/v1/incidents/{id}/cancel",
+  ],
+  [
+    "POST /api/v1/incidents/{unknown id}/cancel (404)",
+    (h, q) => call(null, `/api/v1/incidents/${UNKNOWN_INCIDENT}/cancel${q}`, { headers: h, body: {} }),
+    "POST /api/v1/incidents/{id}/cancel",
+    404,
+  ],
+  [
+    "POST /api/v1/incidents/{id}/cancel (an invalid body: 422)",
+    (h, q) =>
+      call(null, `/api/v1/incidents/${incidentId}/cancel${q}`, { headers: h, body: { reason: 5, status: "x" } }),
+    "POST /api/v1/incidents/{id}/cancel",
+    422,
+  ],
+  [
+    "POST /api/v1/incidents/{id}/reschedule",
+    (h, q) =>
+      call(null, `/api/v1/incidents/${incidentId}/reschedule${q}`, { headers: h, body: { dateTime: slotIn(27) } }),
+    "POST /api/v1/incidents/{id}/reschedule",
+  ],
+  [
+    "POST /api/v1/incidents/{unknown id}/reschedule (404)",
+    (h, q) =>
+      call(null, `/api/v1/incidents/${UNKNOWN_INCIDENT}/reschedule${q}`, { headers: h, body: { dateTime: slot() } }),
+    "POST /api/v1/incidents/{id}/reschedule",
+    404,
+  ],
+  [
+    "POST /api/v1/incidents/{id}/reschedule (a naive date-time: 422)",
+    (h, q) =>
+      call(null, `/api/v1/incidents/${incidentId}/reschedule${q}`, {
+        headers: h,
+        body: { dateTime: "2026-11-23T14:00:00" },
+      }),
+    "POST /api/v1/incidents/{id}/reschedule",
+    422,
+  ],
+  ["an unknown path", (h, q) => call(null, `/api/v1/no-such-thing${q}`, { headers: h }), undefined, 404],
+  [
+    "an unknown path under incidents",
+    (h, q) => call(null, `/api/v1/incidents/${incidentId}/delete${q}`, { headers: h }),
+    undefined,
+    404,
+  ],
+  ["a wrong method", (h, q) => call(null, `/api/v1/leads${q}`, { method: "DELETE", headers: h }), undefined, 405],
+  [
+    "a wrong method on an incident",
+    (h, q) => call(null, `/api/v1/incidents/${incidentId}${q}`, { method: "DELETE", headers: h }),
+    undefined,
+    405,
+  ],
+  [
+    "GET on cancel (405)",
+    (h, q) => call(null, `/api/v1/incidents/${incidentId}/cancel${q}`, { headers: h }),
+    undefined,
+    405,
+  ],
+  [
+    "PUT on reschedule (405)",
+    (h, q) => call(null, `/api/v1/incidents/${incidentId}/reschedule${q}`, { method: "PUT", headers: h, body: {} }),
+    undefined,
+    405,
+  ],
   ["MCP tools/list", (h) => mcpList(null, { headers: h })],
   ["MCP tools/call create_lead", (h) => mcpCall(null, "create_lead", { firstName: "X" }, { headers: h })],
+  ["MCP tools/call cancel_incident", (h) => mcpCall(null, "cancel_incident", { id: UNKNOWN_INCIDENT }, { headers: h })],
 ];
 /** With valid credentials this one opens an event stream that does not end: refusals only. */
 const MCP_STREAM: (typeof ENDPOINTS)[number] = [
@@ -383,6 +523,21 @@ const queryOf = (extra: string | undefined) =>
 const REFUSING = [...ENDPOINTS, MCP_STREAM];
 
 describe(`authentication matrix: ${CREDENTIALS.length} credentials × ${REFUSING.length} endpoints = ${CREDENTIALS.length * REFUSING.length} refused requests`, () => {
+  it("holds every declared operation (src/routes OPERATIONS)", () => {
+    const reached = new Set(ENDPOINTS.map(([, , op]) => op));
+    const declared = OPERATIONS.map((op) => `${op.method.toUpperCase()} ${op.path}`);
+    expect(declared.filter((op) => !reached.has(op))).toEqual([]);
+  });
+
+  it("gets the 404, 405 or 422 it is there for with valid credentials (so its 401 is the auth's, not the route's)", async () => {
+    const valid = Object.entries(credentialsOf(a)) as HeaderList;
+    for (const [name, send, , otherwise] of ENDPOINTS) {
+      if (otherwise === undefined) continue;
+      const res = await send(valid, "");
+      expect(res.status, `${name}: ${res.text}`).toBe(otherwise);
+    }
+  });
+
   it.each(CREDENTIALS.map(([name, group, headers, extra]) => [name, group, headers, extra] as const))(
     "%s → 401 (%s) on every endpoint",
     async (_name, group, headers, extra) => {

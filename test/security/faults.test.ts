@@ -5,12 +5,19 @@
 // or all of them — a retryable D1 failure answers 503 `unavailable` with
 // Retry-After and nothing internal; nothing of the failed request is left in
 // D1 (no row, no claim that blocks the retry); and the retry on a healthy D1
-// succeeds and is stored exactly once. Other failures are a bare 500.
+// succeeds and is stored exactly once. Other failures are a bare 500. For a
+// change (cancel, reschedule of an incident) "nothing left" means the incident
+// is byte for byte as before the failed request, also when the change's batch
+// fails after its UPDATE ran; and when D1 committed the change but its answer
+// was lost, the incident is wholly changed (never half) and the retry answers
+// what happened.
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { apiKeys } from "../../drizzle/schema";
+import { apiKeys, incidents } from "../../drizzle/schema";
 import { ABANDONED_CLAIM_MS } from "../../src/db/idempotency";
+import { newId } from "../../src/lib/ids";
+import { OPERATIONS as DECLARED } from "../../src/routes";
 import {
   D1_RETRYABLE,
   d1Error,
@@ -30,23 +37,46 @@ import { HOUR, slotAt } from "../support/time";
 
 // A whole UTC hour two days ahead: open, bookable, far from notice and horizon edges.
 const SLOT = slotAt(2, 15);
+// Where a reschedule moves the incident booked at SLOT.
+const NEW_SLOT = slotAt(2, 17);
+const PHONE = "+19175550134";
 const ACCOUNT_NAME = "Fault Tolerant Ltd";
 const WRITE_TABLES = ["leads", "contacts", "incidents"] as const;
 type WriteTable = (typeof WRITE_TABLES)[number];
 
-/** A fresh org (so a cold key), its schedule, one account. */
+/** A fresh org (so a cold key), its schedule, one account, and for the incident operations one incident at SLOT. */
 interface Fixture {
   tenant: Tenant;
   accountId: string;
+  incidentId: string;
 }
 
-async function fixture(): Promise<Fixture> {
+async function fixture(op: Operation): Promise<Fixture> {
   const tenant = await newTenant("Faults");
   // Used within the minute: the key's last-use hint is not due, so no write runs beside the request.
   await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, tenant.keyId));
   await openAlways(tenant, { capacity: 1 });
   const { id } = await addAccount(tenant, ACCOUNT_NAME);
-  return { tenant, accountId: id };
+  // Inserted as create-incident stores one, not through the API: the key stays cold.
+  const now = Date.now();
+  const incidentId = newId("inc", now);
+  if (op.incident)
+    await db()
+      .insert(incidents)
+      .values({
+        id: incidentId,
+        orgId: tenant.orgId,
+        status: "scheduled",
+        clientName: ACCOUNT_NAME,
+        insectName: "Termites",
+        accountId: id,
+        phone: PHONE,
+        startsAt: Date.parse(SLOT),
+        endsAt: Date.parse(SLOT) + HOUR,
+        createdAt: now,
+        updatedAt: now,
+      });
+  return { tenant, accountId: id, incidentId };
 }
 
 interface Operation {
@@ -54,9 +84,13 @@ interface Operation {
   tool: string;
   method: "GET" | "POST";
   path: (f: Fixture) => string;
-  /** The body of a POST, or the tool's arguments of a GET. */
+  /** The body of a POST, or the tool's arguments of a GET; a tool on one incident gets its `id` besides. */
   args: (f: Fixture) => Record<string, unknown>;
   writes?: WriteTable;
+  /** Works on the fixture's incident (which must then exist). */
+  incident?: boolean;
+  /** Changes the fixture's incident. */
+  changes?: "cancel" | "reschedule";
 }
 
 const OPERATIONS: Operation[] = [
@@ -109,10 +143,53 @@ const OPERATIONS: Operation[] = [
     tool: "create_incident",
     method: "POST",
     path: () => "/api/v1/ai-agent/create-incident",
-    args: () => ({ dateTime: SLOT, clientName: ACCOUNT_NAME, insectName: "Termites" }),
+    args: () => ({ dateTime: SLOT, clientName: ACCOUNT_NAME, insectName: "Termites", phone: PHONE, notes: "Gate 4" }),
     writes: "incidents",
   },
+  {
+    name: "find caller",
+    tool: "find_caller",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/find-caller",
+    args: () => ({ phone: "(917) 555-0134" }),
+    incident: true,
+  },
+  {
+    name: "get incident",
+    tool: "get_incident",
+    method: "GET",
+    path: (f) => `/api/v1/incidents/${f.incidentId}`,
+    args: (f) => ({ id: f.incidentId }),
+    incident: true,
+  },
+  {
+    name: "list incidents",
+    tool: "list_incidents",
+    method: "GET",
+    path: () => `/api/v1/incidents?limit=10&phone=${encodeURIComponent(PHONE)}`,
+    args: () => ({ limit: 10, phone: PHONE }),
+    incident: true,
+  },
+  {
+    name: "cancel incident",
+    tool: "cancel_incident",
+    method: "POST",
+    path: (f) => `/api/v1/incidents/${f.incidentId}/cancel`,
+    args: () => ({ reason: "Moved away" }),
+    incident: true,
+    changes: "cancel",
+  },
+  {
+    name: "reschedule incident",
+    tool: "reschedule_incident",
+    method: "POST",
+    path: (f) => `/api/v1/incidents/${f.incidentId}/reschedule`,
+    args: () => ({ dateTime: NEW_SLOT }),
+    incident: true,
+    changes: "reschedule",
+  },
 ];
+const CHANGES = OPERATIONS.filter((op) => op.changes);
 
 type Transport = "http" | "mcp";
 
@@ -126,7 +203,9 @@ async function send(
 ): Promise<ReadResponse> {
   const headers: Record<string, string> = idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey };
   const bindings = { DB: binding };
-  if (transport === "mcp") return mcpCall(f.tenant, op.tool, op.args(f), { headers, bindings });
+  // A tool on one incident takes its id as an argument (the HTTP path holds it).
+  const id = op.incident && op.path(f).includes(f.incidentId) ? { id: f.incidentId } : {};
+  if (transport === "mcp") return mcpCall(f.tenant, op.tool, { ...id, ...op.args(f) }, { headers, bindings });
   return call(f.tenant, op.path(f), { body: op.method === "POST" ? op.args(f) : undefined, headers, bindings });
 }
 
@@ -176,9 +255,12 @@ function expectInternalError(res: ReadResponse, transport: Transport) {
   if (transport === "http" || res.status === 500) expectProblem(res, 500, "internal_error");
 }
 
-async function rows(
-  f: Fixture,
-): Promise<Record<WriteTable, number> & { idempotencyKeys: { key: string; status: number | null }[] }> {
+async function rows(f: Fixture): Promise<
+  Record<WriteTable, number> & {
+    idempotencyKeys: { key: string; status: number | null }[];
+    incidentRows: Record<string, unknown>[];
+  }
+> {
   const counts = await env.DB.batch(
     WRITE_TABLES.map((table) =>
       env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`).bind(f.tenant.orgId),
@@ -187,20 +269,29 @@ async function rows(
   const keys = await env.DB.prepare("SELECT key, status FROM idempotency_keys WHERE org_id = ?")
     .bind(f.tenant.orgId)
     .all<{ key: string; status: number | null }>();
+  const incidentRows = await env.DB.prepare("SELECT * FROM incidents WHERE org_id = ? ORDER BY id")
+    .bind(f.tenant.orgId)
+    .all<Record<string, unknown>>();
   return {
     ...(Object.fromEntries(
       WRITE_TABLES.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n]),
     ) as Record<WriteTable, number>),
     idempotencyKeys: keys.results,
+    incidentRows: incidentRows.results,
   };
 }
 
-const NOTHING = { leads: 0, contacts: 0, incidents: 0, idempotencyKeys: [] };
-
-/** After the retry: exactly the one row the operation writes, and for an incident, its booking and account link. */
+/** After the retry: exactly the one row the operation writes, and for an incident, its booking and account link; a change applied once, wholly. */
 async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, unknown>) {
-  const { idempotencyKeys: _keys, ...counts } = await rows(f);
-  expect(counts).toEqual({ leads: 0, contacts: 0, incidents: 0, ...(op.writes ? { [op.writes]: 1 } : {}) });
+  const { idempotencyKeys: _keys, incidentRows, ...counts } = await rows(f);
+  expect(counts).toEqual({
+    leads: 0,
+    contacts: 0,
+    incidents: op.incident ? 1 : 0,
+    ...(op.writes ? { [op.writes]: 1 } : {}),
+  });
+  if (op.changes) expectChanged(op, f, incidentRows[0]!, body);
+  else if (op.incident) expect(incidentRows[0]).toMatchObject({ status: "scheduled", starts_at: Date.parse(SLOT) });
   if (op.writes === "incidents") {
     const incident = await env.DB.prepare("SELECT id, starts_at, ends_at, account_id FROM incidents WHERE org_id = ?")
       .bind(f.tenant.orgId)
@@ -215,6 +306,32 @@ async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, 
     const row = await env.DB.prepare(`SELECT id FROM ${op.writes} WHERE org_id = ?`).bind(f.tenant.orgId).first();
     expect(row).toEqual({ id: body.id });
   }
+}
+
+/** The incident row after its change: all of the change (status, times, reason together), as the 200 answered it. */
+function expectChanged(op: Operation, f: Fixture, row: Record<string, unknown>, body: Record<string, unknown>) {
+  expect(body).toMatchObject({ id: f.incidentId, updatedAt: new Date(row.updated_at as number).toISOString() });
+  if (op.changes === "cancel") {
+    expect(row).toMatchObject({
+      id: f.incidentId,
+      status: "cancelled",
+      cancel_reason: "Moved away",
+      cancelled_at: row.updated_at,
+      starts_at: Date.parse(SLOT),
+      ends_at: Date.parse(SLOT) + HOUR,
+    });
+    expect(body).toMatchObject({ status: "cancelled", cancelReason: "Moved away", dateTime: SLOT });
+  } else {
+    expect(row).toMatchObject({
+      id: f.incidentId,
+      status: "scheduled",
+      cancelled_at: null,
+      starts_at: Date.parse(NEW_SLOT),
+      ends_at: Date.parse(NEW_SLOT) + HOUR,
+    });
+    expect(body).toMatchObject({ status: "scheduled", dateTime: NEW_SLOT });
+  }
+  expect(row.updated_at as number).toBeGreaterThan(row.created_at as number);
 }
 
 interface Position {
@@ -238,6 +355,18 @@ const firstOperation = (): TripMatcher => {
     return true;
   };
 };
+
+const CHANGE = /^\s*update "?incidents"?/i;
+/** Where only a change meets D1: its one batch (the conditional UPDATE, the re-read, the record of the answer). */
+const CHANGE_POSITIONS: Position[] = [
+  { name: "the change's batch", fail: () => firstMatching(CHANGE), hits: CHANGE, idempotent: false },
+  {
+    name: "the change's batch, with an Idempotency-Key",
+    fail: () => firstMatching(CHANGE),
+    hits: CHANGE,
+    idempotent: true,
+  },
+];
 
 const POSITIONS: Position[] = [
   { name: "the 1st round trip (authentication of a cold key)", fail: () => nthTrip(1), hits: AUTH, idempotent: false },
@@ -263,11 +392,14 @@ interface Case {
   message: string;
 }
 
+const positionsOf = (op: Operation) =>
+  [...POSITIONS, ...(op.changes ? CHANGE_POSITIONS : [])].filter(
+    (position) => !position.idempotent || op.method === "POST",
+  );
+
 const CASES: Case[] = TRANSPORTS.flatMap((transport) =>
   OPERATIONS.flatMap((op) =>
-    POSITIONS.filter((position) => !position.idempotent || op.method === "POST").flatMap((position) =>
-      MESSAGES.map((message) => ({ transport, op, position, message })),
-    ),
+    positionsOf(op).flatMap((position) => MESSAGES.map((message) => ({ transport, op, position, message }))),
   ),
 );
 
@@ -278,8 +410,10 @@ async function failThenRecover(
   expectFailure: (res: ReadResponse, transport: Transport) => void,
   hits: RegExp,
 ) {
-  const f = await fixture();
+  const f = await fixture(c.op);
   const key = c.position.idempotent ? `fault-${c.op.tool}` : undefined;
+  const before = await rows(f);
+  expect(before.idempotencyKeys).toEqual([]);
   const faulty = wrapD1(env.DB, plan);
   const failed = await send(faulty.db, c.transport, c.op, f, key);
   const trips = JSON.stringify(faulty.trips);
@@ -290,8 +424,8 @@ async function failThenRecover(
     faulty.failed()[0]!.sql.some((sql) => hits.test(sql)),
     trips,
   ).toBe(true);
-  // Nothing of the failed request is left: no row, no claim.
-  expect(await rows(f)).toEqual(NOTHING);
+  // Nothing of the failed request is left: no row, no claim, no incident changed by a byte.
+  expect(await rows(f)).toEqual(before);
 
   const retry = await send(env.DB, c.transport, c.op, f, key);
   const answer = outcome(retry, c.transport);
@@ -305,6 +439,19 @@ async function failThenRecover(
     await expectStoredOnce(c.op, f, answer.body);
   }
 }
+
+describe("the cases cover every declared operation (src/routes OPERATIONS)", () => {
+  it("over HTTP and as an MCP tool, with every change's own batch among the positions", () => {
+    expect(OPERATIONS.map((op) => op.tool).sort()).toEqual(DECLARED.map((op) => op.tool).sort());
+    for (const op of OPERATIONS) {
+      const declared = DECLARED.find((d) => d.tool === op.tool)!;
+      expect(op.method).toBe(declared.method.toUpperCase());
+      expect(op.changes !== undefined).toBe(declared.effect === "change");
+    }
+    const covered = new Set(CASES.map((c) => `${c.transport} ${c.op.tool}`));
+    expect(covered.size).toBe(TRANSPORTS.length * DECLARED.length);
+  });
+});
 
 describe("a retryable D1 failure → 503 unavailable, nothing partial written, the retry stored once", () => {
   it.each(CASES.map((c) => [c.transport, c.op.name, c.position.name, c.message, c] as const))(
@@ -322,6 +469,108 @@ describe("a retryable D1 failure → 503 unavailable, nothing partial written, t
 
 const BOOK = /INSERT INTO "?incidents"?/i;
 const createIncident = OPERATIONS.find((op) => op.writes === "incidents")!;
+
+describe("a failure in the middle of a change's batch leaves the incident exactly as it was", () => {
+  // The batch runs on the real D1: its conditional UPDATE changes the row, then a
+  // statement after it fails, and D1 must roll the UPDATE (and any record of
+  // the answer under the Idempotency-Key) back.
+  const cases = TRANSPORTS.flatMap((transport) =>
+    CHANGES.flatMap((op) =>
+      [false, true].flatMap((idempotent) =>
+        [D1_RETRYABLE.overloaded, D1_RETRYABLE.networkLost, "boom"].map((message) => ({
+          transport,
+          op,
+          position: { name: "change batch", fail: () => () => false, hits: CHANGE, idempotent },
+          message,
+        })),
+      ),
+    ),
+  );
+  it.each(
+    cases.map((c) => [c.transport, c.op.name, c.position.idempotent ? "with" : "without", c.message, c] as const),
+  )("%s %s, %s an Idempotency-Key: the batch fails after its UPDATE ran, with %j", async (_t, _o, _i, message, c) => {
+    const retryable = message !== "boom";
+    await failThenRecover(
+      c,
+      {
+        midBatch: { match: firstMatching(CHANGE), after: 1 },
+        error: retryable ? d1Error(message) : () => new Error(message),
+      },
+      retryable ? expectUnavailable : expectInternalError,
+      CHANGE,
+    );
+  });
+});
+
+/**
+ * D1 as the app sees it when a batch that changed rows committed but its
+ * answer never came back (the connection dropped on the way): the batch's
+ * effects are in D1 and the call throws D1's "Network connection lost".
+ */
+function losingTheAnswer(real: D1Database): { db: D1Database; lost: () => boolean } {
+  let lost = false;
+  const lose =
+    (target: Pick<D1Database, "batch">) =>
+    async <T>(statements: D1PreparedStatement[]) => {
+      const results = await target.batch<T>(statements);
+      if (!lost && results.some((result) => result.meta.changes > 0)) {
+        lost = true;
+        throw d1Error(D1_RETRYABLE.networkLost)();
+      }
+      return results;
+    };
+  const db = {
+    prepare: (sql: string) => real.prepare(sql),
+    batch: lose(real),
+    exec: (sql: string) => real.exec(sql),
+    dump: () => real.dump(),
+    withSession: (start?: string) => {
+      const session = real.withSession(start);
+      return {
+        prepare: (sql: string) => session.prepare(sql),
+        batch: lose(session),
+        getBookmark: () => session.getBookmark(),
+      };
+    },
+  } as unknown as D1Database;
+  return { db, lost: () => lost };
+}
+
+describe("a change committed whose answer was lost: 503, the incident wholly changed, the retry answers what happened", () => {
+  const cases = TRANSPORTS.flatMap((transport) =>
+    CHANGES.flatMap((op) => [false, true].map((idempotent) => ({ transport, op, idempotent }))),
+  );
+  it.each(cases.map((c) => [c.transport, c.op.name, c.idempotent ? "with" : "without", c] as const))(
+    "%s %s, %s an Idempotency-Key",
+    async (_t, _o, _i, c) => {
+      const f = await fixture(c.op);
+      const key = c.idempotent ? `lost-${c.op.tool}` : undefined;
+      const losing = losingTheAnswer(env.DB);
+      expectUnavailable(await send(losing.db, c.transport, c.op, f, key), c.transport);
+      expect(losing.lost()).toBe(true);
+      // Never half a change: the row holds all of it (status, times, reason, updatedAt together).
+      const { incidentRows, idempotencyKeys } = await rows(f);
+      const view = {
+        id: f.incidentId,
+        updatedAt: new Date(incidentRows[0]!.updated_at as number).toISOString(),
+        status: c.op.changes === "cancel" ? "cancelled" : "scheduled",
+        cancelReason: c.op.changes === "cancel" ? "Moved away" : null,
+        dateTime: c.op.changes === "cancel" ? SLOT : NEW_SLOT,
+      };
+      expectChanged(c.op, f, incidentRows[0]!, view);
+      // The key holds the answer of the change that happened, recorded in its batch (contract 7), or nothing.
+      expect(idempotencyKeys).toEqual(key === undefined ? [] : [{ key, status: 200 }]);
+      // The retry: the replay of that answer under the key, else the change found done (cancel and
+      // reschedule to the slot held are 200 with the incident unchanged, contract 8.4 and 8.5).
+      const retry = await send(env.DB, c.transport, c.op, f, key);
+      const answer = outcome(retry, c.transport);
+      expect(answer.status, retry.text).toBe(200);
+      if (c.transport === "http") expect(retry.headers.get("Idempotent-Replayed")).toBe(key ? "true" : null);
+      expect(answer.body).toMatchObject(view);
+      await expectStoredOnce(c.op, f, answer.body);
+    },
+  );
+});
 
 describe("a failure in the middle of the booking batch leaves neither incident nor booking", () => {
   // The batch runs on the real D1: its INSERT executes, then a statement after it fails, and D1 must roll the INSERT back.
@@ -396,7 +645,8 @@ describe("an outage from the operation on: the claim cannot be released, and lap
   it.each(cases.map((c) => [c.transport, c.op.name, c.message, c] as const))(
     "%s %s (%j)",
     async (_t, _o, message, c) => {
-      const f = await fixture();
+      const f = await fixture(c.op);
+      const before = await rows(f);
       const key = `outage-${c.op.tool}`;
       const faulty = wrapD1(env.DB, { fail: fromFirstOperation(), error: d1Error(message) });
       expectUnavailable(await send(faulty.db, c.transport, c.op, f, key), c.transport);
@@ -408,7 +658,7 @@ describe("an outage from the operation on: the claim cannot be released, and lap
               trip.sql.some(isOperation) || trip.sql.some((sql) => /^delete from "idempotency_keys"/i.test(sql)),
           ),
       ).toEqual([true, true]);
-      expect(await rows(f)).toEqual({ ...NOTHING, idempotencyKeys: [{ key, status: null }] });
+      expect(await rows(f)).toEqual({ ...before, idempotencyKeys: [{ key, status: null }] });
 
       const early = outcome(await send(env.DB, c.transport, c.op, f, key), c.transport);
       expect(early.status, early.text).toBe(409);
@@ -432,7 +682,7 @@ describe("the last-use hint of a key is written off the response path", () => {
   it.each(OPERATIONS.map((op) => [op.name, op] as const))(
     "%s: a failed hint write does not fail the request",
     async (_o, op) => {
-      const f = await fixture();
+      const f = await fixture(op);
       await db().update(apiKeys).set({ lastUsedAt: null }).where(eq(apiKeys.id, f.tenant.keyId));
       const faulty = wrapD1(env.DB, {
         fail: firstMatching(/^update "api_keys"/i),

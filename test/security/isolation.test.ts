@@ -1,15 +1,19 @@
 // Tenant isolation matrix (issue 6, contract 2): two organisations, each with
-// accounts, contacts, leads, bookings, cursors and a stored Idempotency-Key.
+// accounts, contacts, leads, bookings (incidents with phones), cursors of both
+// lists and a stored Idempotency-Key; both share one phone number besides.
 // Each in turn calls every operation (HTTP and MCP) with its own credentials
-// aimed at the other's ids, emails, names, cursors, slots and key, and with
-// swapped credentials (its key with the other's org id, the other's key with
-// its org id). Another org's record is indistinguishable from a missing one
-// (404 / not listed / invalid cursor), its bookings hold none of the caller's
-// places, swapped credentials get the one uniform 401 — and not a byte of the
-// other org's data (ids, names, emails, phones, addresses, cursors, keys, its
-// random tag) appears in any answer, while its rows stay exactly as they were.
+// aimed at the other's ids, emails, names, phones, cursors, slots and key, and
+// with swapped credentials (its key with the other's org id, the other's key
+// with its org id). Another org's record is indistinguishable from a missing
+// one (404 / not listed / invalid cursor), its bookings hold none of the
+// caller's places, cancelling or moving its incident is a 404 that changes no
+// byte of it, swapped credentials get the one uniform 401 — and not a byte of
+// the other org's data (ids, names, emails, phones, addresses, cursors, keys,
+// its random tag) appears in any answer, while its rows stay exactly as they were.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { normalizePhone } from "../../src/lib/phones";
+import { OPERATIONS as DECLARED } from "../../src/routes";
 import { type Credentials, credentialsOf, everything, type ReadResponse } from "../support/http";
 import { mcpCall, mcpList, toolAnswer } from "../support/mcp";
 import { expectProblem } from "../support/problem";
@@ -25,6 +29,11 @@ interface Profile {
   /** Booked slot starts: one probed over HTTP, one over MCP. */
   slots: [string, string];
   cursors: { plain: string; account: string };
+  /** Its incidents (the first with its own phone, the second with the shared one) and cursors of their list. */
+  incidents: { id: string; dateTime: string }[];
+  incidentCursors: { plain: string; scheduled: string };
+  /** A phone only this org has (E.164, and as its contact and account spell it). */
+  phone: { e164: string; spelled: string };
   /** Idempotency-Keys it stored leads under (one to be tried over HTTP, one over MCP), and those leads. */
   keys: [string, string];
   keyedLeads: string[];
@@ -34,6 +43,8 @@ interface Profile {
 
 // Each org stores a lead under its own key with this same body; the other then sends that key and body.
 const SHARED_LEAD = { companyName: "Same body in both orgs" };
+// Both orgs have a contact and an incident with this number: each must find only its own.
+const SHARED_PHONE = "+16465550000";
 
 async function as(tenant: Tenant, path: string, json?: unknown, headers: Record<string, string> = {}) {
   const res = await call(tenant, path, { body: json, headers });
@@ -45,6 +56,10 @@ async function as(tenant: Tenant, path: string, json?: unknown, headers: Record<
 async function seed(label: string, slots: [string, string]): Promise<Profile> {
   const tag = `${label}${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
   const digits = String(Math.floor(Math.random() * 1e7)).padStart(7, "0");
+  // 646-555-1xxx for A, 2xxx for B: never the same number.
+  const spelled = `(646) 555-${label === "a" ? 1 : 2}${digits.slice(0, 3)}`;
+  const phone = { e164: normalizePhone(spelled, "US")!, spelled };
+  expect(phone.e164).toMatch(/^\+1646555\d{4}$/);
   const tenant = await openTenant(`Isolation ${tag}`, { capacity: 1 });
   const accounts = [
     await addAccount(tenant, `Holdings ${tag}`, {
@@ -53,7 +68,12 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
       street1: `${tag} Main Street`,
       city: `City${tag}`,
     }),
-    await addAccount(tenant, `Pests ${tag}`, { businessPhone: `+44 20 ${digits}`, postalCode: `P${digits}` }),
+    await addAccount(tenant, `Pests ${tag}`, {
+      businessPhone: `+44 20 ${digits}`,
+      postalCode: `P${digits}`,
+      mobilePhone: spelled,
+      mobileE164: phone.e164,
+    }),
   ];
   const contactBodies = [
     {
@@ -63,8 +83,18 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
       mobilePhone: `+33 6 ${digits}`,
       accountId: accounts[0]!.id,
     },
-    { firstName: `Second${tag}`, email: `second-${tag}@example.com`, accountId: accounts[0]!.id },
-    { lastName: `Third${tag}`, businessPhone: `+49 30 ${digits}`, street1: `${tag} Side Road` },
+    {
+      firstName: `Second${tag}`,
+      email: `second-${tag}@example.com`,
+      accountId: accounts[0]!.id,
+      mobilePhone: spelled,
+    },
+    {
+      lastName: `Third${tag}`,
+      businessPhone: `+49 30 ${digits}`,
+      street1: `${tag} Side Road`,
+      mobilePhone: SHARED_PHONE,
+    },
   ];
   const contacts = [];
   for (const body of contactBodies)
@@ -79,19 +109,27 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
   for (const key of keys)
     keyedLeads.push((await as(tenant, "/api/v1/leads", SHARED_LEAD, { "Idempotency-Key": key })).id);
   const incidents = [];
-  for (const dateTime of slots)
+  for (const [i, dateTime] of slots.entries())
     incidents.push(
       await as(tenant, "/api/v1/ai-agent/create-incident", {
         dateTime,
         clientName: accounts[0]!.name,
         insectName: `Insect${tag}`,
+        phone: i === 0 ? spelled : SHARED_PHONE,
+        notes: `Notes${tag}`,
       }),
     );
   expect(incidents.map((i) => i.accountId)).toEqual([accounts[0]!.id, accounts[0]!.id]);
+  expect(incidents.map((i) => i.phone)).toEqual([phone.e164, SHARED_PHONE]);
   const cursors = {
     plain: (await as(tenant, "/api/v1/contacts?limit=1")).nextCursor as string,
     account: (await as(tenant, `/api/v1/contacts?limit=1&accountId=${accounts[0]!.id}`)).nextCursor as string,
   };
+  const incidentCursors = {
+    plain: (await as(tenant, "/api/v1/incidents?limit=1")).nextCursor as string,
+    scheduled: (await as(tenant, "/api/v1/incidents?limit=1&status=scheduled")).nextCursor as string,
+  };
+  expect(Object.values(incidentCursors)).toEqual([expect.any(String), expect.any(String)]);
   const secrets = [
     tag,
     tenant.orgId,
@@ -102,6 +140,10 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     ...keyedLeads,
     cursors.plain,
     cursors.account,
+    ...Object.values(incidentCursors),
+    phone.e164,
+    phone.spelled,
+    `Notes${tag}`,
     ...accounts.flatMap((a) => [a.id, a.name]),
     ...contacts.map((c) => c.id),
     ...incidents.map((i) => i.id),
@@ -114,6 +156,9 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     contacts,
     slots,
     cursors,
+    incidents: incidents.map(({ id, dateTime }) => ({ id, dateTime })),
+    incidentCursors,
+    phone,
     keys,
     keyedLeads,
     secrets,
@@ -159,19 +204,75 @@ const expectOwnContacts = (ids: string[], caller: Profile, victim: Profile) => {
   for (const contact of victim.contacts) expect(ids).not.toContain(contact.id);
 };
 
+/** What a caller sends: a path and body (HTTP, a POST when there is a body), a tool call or the tool list (MCP). */
+type Sent =
+  | { path: string; body?: unknown; headers?: Record<string, string> }
+  | { tool: string; args: Record<string, unknown>; headers?: Record<string, string> }
+  | { toolList: true };
+
 interface Case {
   name: string;
-  /** What the caller sends: a path and body (HTTP) or a tool call (MCP). */
-  send(
-    caller: Profile,
-    victim: Profile,
-  ):
-    | { path: string; body?: unknown; headers?: Record<string, string> }
-    | { tool: string; args: Record<string, unknown>; headers?: Record<string, string> };
+  send(caller: Profile, victim: Profile): Sent;
   expect(res: ReadResponse, caller: Profile, victim: Profile): void;
+  /** The other org's incident the request aims to change: its row is read back, byte for byte the same. */
+  changes?: (victim: Profile) => string;
+  /** What else the request counts as carrying (a phone it sent in another spelling, as the answer normalises it). */
+  carries?: (victim: Profile) => string;
 }
 
+function perform(who: Credentials, sent: Sent): Promise<ReadResponse> {
+  if ("toolList" in sent) return mcpList(who);
+  if ("tool" in sent) return mcpCall(who, sent.tool, sent.args, { headers: sent.headers });
+  return call(who, sent.path, { body: sent.body, headers: sent.headers });
+}
+
+/** The declared operation a request performs ("POST /api/v1/incidents/{id}/cancel", or "MCP cancel_incident"). */
+function operationOf(sent: Sent): string | undefined {
+  if ("toolList" in sent) return undefined;
+  if ("tool" in sent) return DECLARED.some((op) => op.tool === sent.tool) ? `MCP ${sent.tool}` : undefined;
+  const method = sent.body === undefined ? "get" : "post";
+  const path = sent.path.split("?")[0]!;
+  const op = DECLARED.find(
+    (o) => o.method === method && new RegExp(`^${o.path.replace(/\{\w+\}/g, "[^/]+")}$`).test(path),
+  );
+  return op && `${op.method.toUpperCase()} ${op.path}`;
+}
+
+const ALL_DECLARED = DECLARED.flatMap((op) => [`${op.method.toUpperCase()} ${op.path}`, `MCP ${op.tool}`]).sort();
+
+const incidentRow = async (id: string) =>
+  (await env.DB.prepare("SELECT * FROM incidents WHERE id = ?").bind(id).all()).results;
+
+const emptyCaller = (phone: string) => ({ phone, contacts: [], accounts: [], upcomingIncidents: [] });
+
+/** A listed page of incidents holds only the caller's. */
+const expectOwnIncidents = (ids: string[], caller: Profile, victim: Profile) => {
+  for (const incident of caller.incidents) expect(ids).toContain(incident.id);
+  for (const incident of victim.incidents) expect(ids).not.toContain(incident.id);
+};
+
 const CASES: Case[] = [
+  // First: the caller's incidents booked below (as the other org's client) carry the other org's account name.
+  {
+    name: "GET /incidents → only the caller's incidents",
+    send: () => ({ path: "/api/v1/incidents?limit=200" }),
+    expect: (res, c, v) =>
+      expectOwnIncidents(
+        res.body.data.map((x: { id: string }) => x.id),
+        c,
+        v,
+      ),
+  },
+  {
+    name: "MCP list_incidents {} → only the caller's incidents",
+    send: () => ({ tool: "list_incidents", args: { limit: 200 } }),
+    expect: (res, c, v) =>
+      expectOwnIncidents(
+        (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
+        c,
+        v,
+      ),
+  },
   ...[0, 1].map(
     (i): Case => ({
       name: `GET /accounts/{the other org's account ${i + 1}} → 404 account_not_found`,
@@ -281,6 +382,87 @@ const CASES: Case[] = [
       expect([...v.keyedLeads, ...c.keyedLeads]).not.toContain(res.body.id);
     },
   },
+  ...[0, 1].map(
+    (i): Case => ({
+      name: `GET /incidents/{the other org's incident ${i + 1}} → 404 incident_not_found`,
+      send: (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[i]!.id}` }),
+      expect: (res) => expectProblem(res, 404, "incident_not_found"),
+    }),
+  ),
+  {
+    name: "GET /incidents/{own incident} → 200 (the control)",
+    send: (c) => ({ path: `/api/v1/incidents/${c.incidents[0]!.id}` }),
+    expect: (res, c) =>
+      expect([res.status, res.body.id, res.body.phone]).toEqual([200, c.incidents[0]!.id, c.phone.e164]),
+  },
+  {
+    name: "GET /incidents?phone={the other org's phone} → empty page",
+    send: (_c, v) => ({ path: `/api/v1/incidents?phone=${encodeURIComponent(v.phone.spelled)}` }),
+    expect: expectEmptyPage,
+    carries: (v) => v.phone.e164,
+  },
+  {
+    name: "GET /incidents?phone={the phone both orgs have} → the caller's incident only",
+    send: () => ({ path: `/api/v1/incidents?phone=${encodeURIComponent(SHARED_PHONE)}` }),
+    expect: (res, c) => expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([c.incidents[1]!.id]),
+  },
+  {
+    name: "GET /incidents?accountId={the other org's account} → empty page",
+    send: (_c, v) => ({ path: `/api/v1/incidents?accountId=${v.accounts[0]!.id}` }),
+    expect: expectEmptyPage,
+  },
+  {
+    name: "GET /incidents?cursor={the other org's cursor} → 422 invalid_cursor",
+    send: (_c, v) => ({ path: `/api/v1/incidents?cursor=${v.incidentCursors.plain}` }),
+    expect: expectInvalidCursor,
+  },
+  {
+    name: "GET /incidents?status=scheduled&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
+    send: (_c, v) => ({ path: `/api/v1/incidents?status=scheduled&cursor=${v.incidentCursors.scheduled}` }),
+    expect: expectInvalidCursor,
+  },
+  {
+    name: "GET /contacts?phone={the other org's phone} → empty page",
+    send: (_c, v) => ({ path: `/api/v1/contacts?phone=${encodeURIComponent(v.phone.e164)}` }),
+    expect: expectEmptyPage,
+  },
+  {
+    name: "find-caller {the other org's phone} → nobody (empty lists)",
+    send: (_c, v) => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: v.phone.spelled } }),
+    expect: (res, _c, v) => expect([res.status, res.body]).toEqual([200, emptyCaller(v.phone.e164)]),
+    carries: (v) => v.phone.e164,
+  },
+  {
+    name: "find-caller {the phone both orgs have} → the caller's contact and incident only",
+    send: () => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: SHARED_PHONE } }),
+    expect: (res, c) => {
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.contacts.map((x: { id: string }) => x.id)).toEqual([c.contacts[2]!.id]);
+      expect(res.body.accounts).toEqual([]);
+      expect(res.body.upcomingIncidents.map((x: { id: string }) => x.id)).toEqual([c.incidents[1]!.id]);
+    },
+  },
+  ...[false, true].map(
+    (keyed): Case => ({
+      name: `POST /incidents/{the other org's incident}/cancel${keyed ? " with an Idempotency-Key" : ""} → 404 incident_not_found, its row unchanged`,
+      send: (_c, v) => ({
+        path: `/api/v1/incidents/${v.incidents[0]!.id}/cancel`,
+        body: { reason: "Intruder" },
+        headers: keyed ? { "Idempotency-Key": "isolation-cancel" } : ({} as Record<string, string>),
+      }),
+      expect: (res) => expectProblem(res, 404, "incident_not_found"),
+      changes: (v) => v.incidents[0]!.id,
+    }),
+  ),
+  {
+    name: "POST /incidents/{the other org's incident}/reschedule → 404 incident_not_found, its row unchanged",
+    send: (_c, v) => ({
+      path: `/api/v1/incidents/${v.incidents[1]!.id}/reschedule`,
+      body: { dateTime: slotIn(70) },
+    }),
+    expect: (res) => expectProblem(res, 404, "incident_not_found"),
+    changes: (v) => v.incidents[1]!.id,
+  },
   // The same through the MCP tools.
   {
     name: "MCP get_account {the other org's account} → isError 404 account_not_found",
@@ -353,6 +535,46 @@ const CASES: Case[] = [
       }),
   },
   {
+    name: "MCP get_incident {the other org's incident} → isError 404 incident_not_found",
+    send: (_c, v) => ({ tool: "get_incident", args: { id: v.incidents[1]!.id } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
+  },
+  {
+    name: "MCP list_incidents {phone: the other org's phone} → empty page",
+    send: (_c, v) => ({ tool: "list_incidents", args: { phone: v.phone.e164 } }),
+    expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
+  },
+  {
+    name: "MCP list_incidents {cursor: the other org's cursor} → isError 422 invalid_cursor",
+    send: (_c, v) => ({ tool: "list_incidents", args: { cursor: v.incidentCursors.plain } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({
+        isError: true,
+        status: 422,
+        body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
+      }),
+  },
+  {
+    name: "MCP find_caller {the other org's phone} → nobody",
+    send: (_c, v) => ({ tool: "find_caller", args: { phone: v.phone.e164 } }),
+    expect: (res, _c, v) => expect(toolAnswer(res)).toMatchObject({ isError: false, body: emptyCaller(v.phone.e164) }),
+  },
+  {
+    name: "MCP cancel_incident {the other org's incident} → isError 404, its row unchanged",
+    send: (_c, v) => ({ tool: "cancel_incident", args: { id: v.incidents[1]!.id } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
+    changes: (v) => v.incidents[1]!.id,
+  },
+  {
+    name: "MCP reschedule_incident {the other org's incident} → isError 404, its row unchanged",
+    send: (_c, v) => ({ tool: "reschedule_incident", args: { id: v.incidents[0]!.id, dateTime: slotIn(71) } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
+    changes: (v) => v.incidents[0]!.id,
+  },
+  {
     name: "MCP create_lead with the other org's Idempotency-Key and body → a new lead, not a replay",
     send: (_c, v) => ({ tool: "create_lead", args: SHARED_LEAD, headers: { "Idempotency-Key": v.keys[1] } }),
     expect: (res, c, v) => {
@@ -363,31 +585,47 @@ const CASES: Case[] = [
   },
 ];
 
-/** Every operation, as a request builder that takes the credentials to send. */
-const OPERATIONS: [string, (who: Credentials, caller: Profile, victim: Profile) => Promise<ReadResponse>][] = [
-  ["POST /leads", (who) => call(who, "/api/v1/leads", { body: { firstName: "X" } })],
-  ["POST /contacts", (who) => call(who, "/api/v1/contacts", { body: { firstName: "X" } })],
-  ["GET /contacts", (who) => call(who, "/api/v1/contacts")],
-  ["GET /contacts?accountId={victim's}", (who, _c, v) => call(who, `/api/v1/contacts?accountId=${v.accounts[0]!.id}`)],
-  ["GET /accounts/{victim's}", (who, _c, v) => call(who, `/api/v1/accounts/${v.accounts[0]!.id}`)],
-  ["GET /accounts/{caller's}", (who, c) => call(who, `/api/v1/accounts/${c.accounts[0]!.id}`)],
+/** Requests to try with swapped credentials: every declared operation over HTTP (some aimed at the victim's ids), and /mcp. */
+const REQUESTS: [string, (caller: Profile, victim: Profile) => Sent][] = [
+  ["POST /leads", () => ({ path: "/api/v1/leads", body: { firstName: "X" } })],
+  ["POST /contacts", () => ({ path: "/api/v1/contacts", body: { firstName: "X" } })],
+  ["GET /contacts", () => ({ path: "/api/v1/contacts" })],
+  ["GET /contacts?accountId={victim's}", (_c, v) => ({ path: `/api/v1/contacts?accountId=${v.accounts[0]!.id}` })],
+  [
+    "GET /contacts?phone={victim's}",
+    (_c, v) => ({ path: `/api/v1/contacts?phone=${encodeURIComponent(v.phone.e164)}` }),
+  ],
+  ["GET /accounts/{victim's}", (_c, v) => ({ path: `/api/v1/accounts/${v.accounts[0]!.id}` })],
+  ["GET /accounts/{caller's}", (c) => ({ path: `/api/v1/accounts/${c.accounts[0]!.id}` })],
   [
     "available-appointments",
-    (who, _c, v) => call(who, "/api/v1/ai-agent/available-appointments", { body: { dateTime: v.slots[0] } }),
+    (_c, v) => ({ path: "/api/v1/ai-agent/available-appointments", body: { dateTime: v.slots[0] } }),
   ],
   [
     "is-booking-available",
-    (who, _c, v) => call(who, "/api/v1/ai-agent/is-booking-available", { body: { dateTime: v.slots[0] } }),
+    (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", body: { dateTime: v.slots[0] } }),
   ],
   [
     "create-incident",
-    (who, _c, v) =>
-      call(who, "/api/v1/ai-agent/create-incident", {
-        body: { dateTime: v.slots[0], clientName: "X", insectName: "Y" },
-      }),
+    (_c, v) => ({
+      path: "/api/v1/ai-agent/create-incident",
+      body: { dateTime: v.slots[0], clientName: "X", insectName: "Y" },
+    }),
   ],
-  ["MCP tools/list", (who) => mcpList(who)],
-  ["MCP get_account {victim's}", (who, _c, v) => mcpCall(who, "get_account", { id: v.accounts[0]!.id })],
+  [
+    "find-caller {victim's phone}",
+    (_c, v) => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: v.phone.e164 } }),
+  ],
+  ["GET /incidents/{victim's}", (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}` })],
+  ["GET /incidents?cursor={victim's}", (_c, v) => ({ path: `/api/v1/incidents?cursor=${v.incidentCursors.plain}` })],
+  ["cancel {victim's incident}", (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}/cancel`, body: {} })],
+  [
+    "reschedule {victim's incident}",
+    (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}/reschedule`, body: { dateTime: slotIn(72) } }),
+  ],
+  ["MCP tools/list", () => ({ toolList: true })],
+  ["MCP get_account {victim's}", (_c, v) => ({ tool: "get_account", args: { id: v.accounts[0]!.id } })],
+  ["MCP cancel_incident {victim's}", (_c, v) => ({ tool: "cancel_incident", args: { id: v.incidents[1]!.id } })],
 ];
 
 const SWAPS: [string, (caller: Profile, victim: Profile) => Credentials][] = [
@@ -396,7 +634,7 @@ const SWAPS: [string, (caller: Profile, victim: Profile) => Credentials][] = [
 ];
 
 const SWAPPED = SWAPS.flatMap(([swap, credentials]) =>
-  OPERATIONS.map(([op, send]) => ({ name: `${op} with ${swap} → uniform 401`, credentials, send })),
+  REQUESTS.map(([op, send]) => ({ name: `${op} with ${swap} → uniform 401`, credentials, send })),
 );
 const DIRECTIONS = [
   ["A", "B"],
@@ -420,6 +658,17 @@ async function snapshot(orgId: string) {
   return rows;
 }
 
+describe("the matrix covers every declared operation (src/routes OPERATIONS)", () => {
+  it("probes each over HTTP and as an MCP tool", () => {
+    const probed = new Set(CASES.map((c) => operationOf(c.send(profiles.A, profiles.B))));
+    expect(ALL_DECLARED.filter((op) => !probed.has(op))).toEqual([]);
+  });
+  it("tries each over HTTP with swapped credentials", () => {
+    const tried = new Set(REQUESTS.map(([, send]) => operationOf(send(profiles.A, profiles.B))));
+    expect(ALL_DECLARED.filter((op) => !op.startsWith("MCP ") && !tried.has(op))).toEqual([]);
+  });
+});
+
 describe(`tenant isolation matrix: ${MATRIX_SIZE} cases (${CASES.length} probes and ${SWAPPED.length} swapped credentials, each way)`, () => {
   describe.each(DIRECTIONS)("%s calling, %s's data", (callerName, victimName) => {
     const caller = () => profiles[callerName];
@@ -431,24 +680,25 @@ describe(`tenant isolation matrix: ${MATRIX_SIZE} cases (${CASES.length} probes 
 
     it.each(CASES.map((c) => [c.name, c] as const))("%s", async (_name, c) => {
       const sent = c.send(caller(), victim());
-      const who = caller().tenant;
-      const res =
-        "tool" in sent
-          ? await mcpCall(who, sent.tool, sent.args, { headers: sent.headers })
-          : await call(who, sent.path, { body: sent.body, headers: sent.headers });
+      const changed = c.changes?.(victim());
+      const row = changed === undefined ? undefined : await incidentRow(changed);
+      if (changed !== undefined) expect(row).toHaveLength(1);
+      const res = await perform(caller().tenant, sent);
       c.expect(res, caller(), victim());
-      expectNothingOf(victim(), res, JSON.stringify(sent));
+      expectNothingOf(victim(), res, JSON.stringify(sent) + (c.carries?.(victim()) ?? ""));
+      // Read back: the other org's incident is exactly as it was, byte for byte.
+      if (changed !== undefined) expect(await incidentRow(changed)).toEqual(row);
     });
 
     it.each(SWAPPED.map((s) => [s.name, s] as const))("%s", async (_name, s) => {
       const who = s.credentials(caller(), victim());
-      const res = await s.send(who, caller(), victim());
+      const res = await perform(who, s.send(caller(), victim()));
       expectProblem(res, 401, "unauthenticated");
       expect(res.headers.get("WWW-Authenticate")).toBe('ApiKey header="X-API-KEY"');
       const { requestId: _, ...body } = res.body;
       expect(body).toEqual(uniform401);
       // The request carried the victim's org id or key; nothing else of it may come back.
-      expectNothingOf(victim(), res, JSON.stringify(credentialsOf(who)) + victim().accounts[0]!.id + victim().slots[0]);
+      expectNothingOf(victim(), res, JSON.stringify(credentialsOf(who)) + JSON.stringify(s.send(caller(), victim())));
     });
 
     it("leaves every row of the other org exactly as it was", async () => {

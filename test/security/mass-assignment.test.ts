@@ -1,30 +1,43 @@
 // Mass assignment (issue 6, contract 2 and 3): no body or query can set what
-// the server owns. Every POST operation, every create tool of /mcp and the
-// contact list's query get, one at a time and then all at once, every field
+// the server owns. Every POST operation (the creates, the reads with a body,
+// find-caller, cancel and reschedule), each as an MCP tool too, and the
+// queries of both lists get, one at a time and then all at once, every field
 // the contract does not give them: ids, org ids, timestamps, key material,
-// status, and every column name of drizzle/schema.ts (both spellings). Each
-// is refused as 422 unknown_field naming exactly the injected fields, and D1
-// shows nothing stored: no row count of the org or of the org it names
-// changes, and no row anywhere carries an injected id.
+// status, cancellation fields, and every column name of drizzle/schema.ts
+// (both spellings). Each is refused as 422 unknown_field naming exactly the
+// injected fields, and D1 shows nothing stored or changed: no row count of
+// the org or of the org it names changes, no incident of either changes, and
+// no row anywhere carries an injected id.
 import { env } from "cloudflare:test";
 import { getTableColumns } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../drizzle/schema";
+import { OPERATIONS as DECLARED } from "../../src/routes";
 import type { ReadResponse } from "../support/http";
+import { bookIncident } from "../support/incidents";
 import { mcpCall, toolAnswer } from "../support/mcp";
 import { expectProblem } from "../support/problem";
 import { call } from "../support/request";
-import { addAccount, newTenant, openTenant, type Tenant } from "../support/tenants";
+import { addAccount, openTenant, type Tenant } from "../support/tenants";
 import { slotIn } from "../support/time";
 
 const ADDRESS = ["buildingLocation", "street1", "street2", "city", "postalCode", "state", "country"];
 const PHONES = ["mobilePhone", "businessPhone"];
 
-/** The fields the contract gives each operation (spec 2.1, 2.2; contract 4 and 5) — written out, not read from the schemas under test. */
-const OPERATIONS = [
+/** The fields the contract gives each operation (spec 2.1, 2.2; contract 4, 5 and 8) — written out, not read from the schemas under test. */
+const OPERATIONS: {
+  name: string;
+  /** The path sent (an incident's id filled in where the operation has one: another one for the control, so that the refused requests meet an incident they could change). */
+  path: (control?: boolean) => string;
+  tool: string;
+  allowed: string[];
+  body: () => Record<string, unknown>;
+  /** The tool's arguments besides the body: the incident's `id` of an operation on one. */
+  toolArgs?: () => Record<string, unknown>;
+}[] = [
   {
     name: "POST /api/v1/leads",
-    path: "/api/v1/leads",
+    path: () => "/api/v1/leads",
     tool: "create_lead",
     allowed: [
       "firstName",
@@ -44,31 +57,72 @@ const OPERATIONS = [
   },
   {
     name: "POST /api/v1/contacts",
-    path: "/api/v1/contacts",
+    path: () => "/api/v1/contacts",
     tool: "create_contact",
     allowed: ["firstName", "lastName", "email", ...PHONES, "accountId", ...ADDRESS],
     body: () => ({ firstName: "Mass", accountId: accountId }),
   },
   {
     name: "POST /api/v1/ai-agent/create-incident",
-    path: "/api/v1/ai-agent/create-incident",
+    path: () => "/api/v1/ai-agent/create-incident",
     tool: "create_incident",
-    allowed: ["dateTime", "clientName", "insectName"],
-    body: () => ({ dateTime: slotIn(30), clientName: "Mass Client", insectName: "Ants" }),
+    allowed: ["dateTime", "clientName", "insectName", "phone", "notes"],
+    body: () => ({
+      dateTime: slotIn(30),
+      clientName: "Mass Client",
+      insectName: "Ants",
+      phone: "+1 917 555 0134",
+      notes: "Gate code 1",
+    }),
   },
   {
     name: "POST /api/v1/ai-agent/available-appointments",
-    path: "/api/v1/ai-agent/available-appointments",
+    path: () => "/api/v1/ai-agent/available-appointments",
     tool: "find_available_appointments",
     allowed: ["dateTime", "limit"],
     body: () => ({ dateTime: slotIn(30), limit: 1 }),
   },
   {
     name: "POST /api/v1/ai-agent/is-booking-available",
-    path: "/api/v1/ai-agent/is-booking-available",
+    path: () => "/api/v1/ai-agent/is-booking-available",
     tool: "check_booking_availability",
     allowed: ["dateTime"],
     body: () => ({ dateTime: slotIn(30) }),
+  },
+  {
+    name: "POST /api/v1/ai-agent/find-caller",
+    path: () => "/api/v1/ai-agent/find-caller",
+    tool: "find_caller",
+    allowed: ["phone"],
+    body: () => ({ phone: "+1 917 555 0134" }),
+  },
+  {
+    name: "POST /api/v1/incidents/{id}/cancel",
+    path: (control) => `/api/v1/incidents/${control ? spareId : incidentId}/cancel`,
+    tool: "cancel_incident",
+    allowed: ["reason"],
+    body: () => ({ reason: "Mass cancel" }),
+    toolArgs: () => ({ id: incidentId }),
+  },
+  {
+    name: "POST /api/v1/incidents/{id}/reschedule",
+    path: (control) => `/api/v1/incidents/${control ? spareId : movedId}/reschedule`,
+    tool: "reschedule_incident",
+    allowed: ["dateTime"],
+    body: () => ({ dateTime: slotIn(31) }),
+    toolArgs: () => ({ id: movedId }),
+  },
+];
+
+/** The list queries, with the filters the contract gives them (contract 4.3, 8.2, 8.3). */
+const LISTS = [
+  {
+    path: "/api/v1/contacts",
+    allowed: ["limit", "cursor", "accountId", "email", "phone", "updatedSince"],
+  },
+  {
+    path: "/api/v1/incidents",
+    allowed: ["limit", "cursor", "from", "to", "status", "accountId", "phone", "updatedSince"],
   },
 ];
 
@@ -119,9 +173,35 @@ const SERVER_OWNED = [
 ];
 const INJECTED = [...new Set([...SERVER_OWNED, ...COLUMNS])];
 
-let attacker: Tenant;
 let victim: Tenant;
+// The org each test attacks from (one per operation: a single org would meet the rate limit) and its data:
+// an account, the incident cancel is sent for and the one reschedule is sent for.
+let attacker: Tenant;
 let accountId: string;
+let incidentId: string;
+let movedId: string;
+let spareId: string;
+const attackers = new Map<
+  string,
+  { tenant: Tenant; accountId: string; incidentId: string; movedId: string; spareId: string }
+>();
+
+/** Attacks from the org of `name` (made on first use). */
+async function attackFor(name: string) {
+  let org = attackers.get(name);
+  if (!org) {
+    const tenant = await openTenant(`Mass assignment ${name}`, { capacity: 100 });
+    org = {
+      tenant,
+      accountId: (await addAccount(tenant, "Mass Account")).id,
+      incidentId: (await bookIncident(tenant)).id,
+      movedId: (await bookIncident(tenant)).id,
+      spareId: (await bookIncident(tenant)).id,
+    };
+    attackers.set(name, org);
+  }
+  ({ tenant: attacker, accountId, incidentId, movedId, spareId } = org);
+}
 const marker = `inj${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
 
 /** A plausible value for a field of that name: the victim's org id, an id of ours, a time, a key, a number or a string. */
@@ -131,6 +211,7 @@ function valueFor(field: string): unknown {
   if (/_?id$/i.test(field)) return `acct_${marker}`;
   if (/(at|_at)$/i.test(field)) return 0;
   if (/key|hash/i.test(field)) return `fsk_${marker}${"0".repeat(12)}`;
+  if (/^status$/i.test(field)) return "cancelled";
   if (/capacity|minutes|status|type|rating|source/i.test(field)) return 1000;
   if (field === "__proto__" || field === "prototype") return { orgId: victim.orgId, id: `lead_${marker}` };
   return `${marker}-${field}`;
@@ -143,7 +224,10 @@ const withField = (body: object, field: string, value: unknown) => {
 };
 
 const COUNT_TABLES = ["api_keys", "accounts", "contacts", "leads", "incidents", "idempotency_keys"];
-const COUNTS = `SELECT (SELECT count(*) FROM orgs), ${[1, 2].flatMap((n) => COUNT_TABLES.map((t) => `(SELECT count(*) FROM ${t} WHERE org_id = ?${n})`)).join(", ")}`;
+// Besides the counts, every incident of both orgs as stored: a cancel or reschedule changes rows, not counts.
+const INCIDENTS = (n: number) =>
+  `(SELECT group_concat(row, ';') FROM (SELECT id || '|' || status || '|' || starts_at || '|' || ends_at || '|' || updated_at || '|' || coalesce(cancelled_at, '') || '|' || coalesce(cancel_reason, '') || '|' || coalesce(phone, '') || '|' || coalesce(account_id, '') AS row FROM incidents WHERE org_id = ?${n} ORDER BY id))`;
+const COUNTS = `SELECT (SELECT count(*) FROM orgs), ${[1, 2].flatMap((n) => [...COUNT_TABLES.map((t) => `(SELECT count(*) FROM ${t} WHERE org_id = ?${n})`), INCIDENTS(n)]).join(", ")}`;
 const counts = async () => (await env.DB.prepare(COUNTS).bind(attacker.orgId, victim.orgId).raw())[0];
 
 /** No row of any table carries the marker of the injected values. */
@@ -167,29 +251,58 @@ const expectUnknownFields = (
 };
 
 beforeAll(async () => {
-  attacker = await openTenant("Mass assignment", { capacity: 100 });
-  victim = await newTenant("Mass assignment victim");
-  accountId = (await addAccount(attacker, "Mass Account")).id;
+  victim = await openTenant("Mass assignment victim");
+  // The victim has an incident too: no injected org id may reach it.
+  await bookIncident(victim);
 });
 
 /** The attacker's request headers beside its credentials: an Idempotency-Key, if any. */
 const headers = (key?: string): Record<string, string> => (key ? { "Idempotency-Key": key } : {});
 
 const TOOL_FIELDS = INJECTED;
-const QUERY_FIELDS = ["orgId", "org_id", "id", "createdAt", "keyHash", "apiKey", "status", "email_lower", "X-ORG-ID"];
+/** A tool's own arguments: its body's fields, and the `id` of an operation on one incident. */
+const toolAllowed = (op: (typeof OPERATIONS)[number]) => [...op.allowed, ...Object.keys(op.toolArgs?.() ?? {})];
+const QUERY_FIELDS = [
+  "orgId",
+  "org_id",
+  "id",
+  "createdAt",
+  "keyHash",
+  "apiKey",
+  "status",
+  "email_lower",
+  "X-ORG-ID",
+  "cancelledAt",
+  "startsAt",
+  "phone_e164",
+  "mobileE164",
+];
+const QUERIES = LISTS.flatMap((list) =>
+  QUERY_FIELDS.filter((field) => !list.allowed.includes(field)).map((field) => [list.path, field] as const),
+);
 
 const sizes = OPERATIONS.map((op) => INJECTED.filter((field) => !op.allowed.includes(field)).length);
 const HTTP_CASES = sizes.reduce((a, b) => a + b, 0) + OPERATIONS.length;
-const MCP_CASES = OPERATIONS.map((op) => TOOL_FIELDS.filter((field) => !op.allowed.includes(field)).length).reduce(
+const MCP_CASES = OPERATIONS.map((op) => TOOL_FIELDS.filter((field) => !toolAllowed(op).includes(field)).length).reduce(
   (a, b) => a + b,
   0,
 );
 
-describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.length} column names) → ${HTTP_CASES} HTTP bodies, ${MCP_CASES} MCP calls, ${QUERY_FIELDS.length} list queries`, () => {
+describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.length} column names) → ${HTTP_CASES} HTTP bodies, ${MCP_CASES} MCP calls, ${QUERIES.length} list queries`, () => {
+  it("covers every declared operation with a body and every list (src/routes OPERATIONS)", () => {
+    const bodies = DECLARED.filter((op) => op.body).map((op) => `POST ${op.path}`);
+    expect(bodies.filter((name) => !OPERATIONS.some((op) => op.name === name))).toEqual([]);
+    const lists = DECLARED.filter((op) => op.query).map((op) => op.path);
+    expect(lists.filter((path) => !LISTS.some((list) => list.path === path))).toEqual([]);
+    const tools = DECLARED.filter((op) => op.body).map((op) => op.tool);
+    expect(tools.filter((tool) => !OPERATIONS.some((op) => op.tool === tool))).toEqual([]);
+  });
+
   it.each(OPERATIONS.map((op) => [op.name, op] as const))(
     "%s: the valid body alone is accepted (the control)",
     async (_name, op) => {
-      const res = await call(attacker, op.path, { body: op.body() });
+      await attackFor(op.name);
+      const res = await call(attacker, op.path(true), { body: op.body() });
       expect(res.status, res.text).toBe(200);
     },
   );
@@ -197,11 +310,12 @@ describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.leng
   it.each(OPERATIONS.map((op, i) => [op.name, sizes[i], op] as const))(
     "%s refuses each of %i injected fields, storing nothing",
     async (_name, _n, op) => {
+      await attackFor(op.name);
       const fields = INJECTED.filter((field) => !op.allowed.includes(field));
       for (const [i, field] of fields.entries()) {
         const before = await counts();
         // Every other request carries an Idempotency-Key: a refused request must not store that either.
-        const res = await call(attacker, op.path, {
+        const res = await call(attacker, op.path(), {
           headers: headers(i % 2 ? `mass-${marker}-${i}` : undefined),
           body: withField(op.body(), field, valueFor(field)),
         });
@@ -216,10 +330,11 @@ describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.leng
   it.each(OPERATIONS.map((op) => [op.name, op] as const))(
     "%s refuses all of them at once, naming every one",
     async (_name, op) => {
+      await attackFor(op.name);
       const fields = INJECTED.filter((field) => !op.allowed.includes(field));
       const body = fields.reduce<object>((acc, field) => withField(acc, field, valueFor(field)), op.body());
       const before = await counts();
-      const res = await call(attacker, op.path, { headers: headers(`mass-all-${marker}`), body });
+      const res = await call(attacker, op.path(), { headers: headers(`mass-all-${marker}`), body });
       expectProblem(res, 422, "validation_failed");
       expectUnknownFields(res.body, fields, res.text);
       expect(await counts()).toEqual(before);
@@ -230,9 +345,11 @@ describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.leng
   it.each(OPERATIONS.map((op) => [op.tool, op] as const))(
     "MCP %s refuses each injected field as an isError 422, storing nothing",
     async (_tool, op) => {
-      for (const field of TOOL_FIELDS.filter((f) => !op.allowed.includes(f))) {
+      await attackFor(op.tool);
+      for (const field of TOOL_FIELDS.filter((f) => !toolAllowed(op).includes(f))) {
         const before = await counts();
-        const answer = toolAnswer(await mcpCall(attacker, op.tool, withField(op.body(), field, valueFor(field))));
+        const args = withField({ ...op.toolArgs?.(), ...op.body() }, field, valueFor(field));
+        const answer = toolAnswer(await mcpCall(attacker, op.tool, args));
         expect(answer.isError, field).toBe(true);
         expect(answer.status).toBe(422);
         expectUnknownFields(answer.body, [field], `${field}: ${JSON.stringify(answer.body)}`);
@@ -242,15 +359,12 @@ describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.leng
     },
   );
 
-  it.each(QUERY_FIELDS)(
-    "GET /api/v1/contacts?%s=… → 422 unknown_field (a query cannot choose the org either)",
-    async (field) => {
-      const res: ReadResponse = await call(
-        attacker,
-        `/api/v1/contacts?${new URLSearchParams({ [field]: String(valueFor(field)) })}`,
-      );
-      expectProblem(res, 422, "validation_failed");
-      expectUnknownFields(res.body, [field], res.text);
-    },
-  );
+  it.each(QUERIES)("GET %s?%s=… → 422 unknown_field (a query cannot choose the org either)", async (path, field) => {
+    const res: ReadResponse = await call(
+      attacker,
+      `${path}?${new URLSearchParams({ [field]: String(valueFor(field)) })}`,
+    );
+    expectProblem(res, 422, "validation_failed");
+    expectUnknownFields(res.body, [field], res.text);
+  });
 });

@@ -4,12 +4,15 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { expect } from "vitest";
+import { incidents as incidentTable } from "../../../drizzle/schema";
+import { newId } from "../../../src/lib/ids";
 import type { ReadResponse } from "../../support/http";
 import { mcpCall, toolAnswer } from "../../support/mcp";
 import { isProblem } from "../../support/problem";
 import { type CallOptions, call } from "../../support/request";
-import { addAccount, openTenant, type Tenant } from "../../support/tenants";
-import { slotIn } from "../../support/time";
+import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";
+import { HOUR, hoursAhead, iso, slotIn } from "../../support/time";
+import { e164 } from "./oracle";
 import { Sym } from "./values";
 
 /** The seed of every fuzz property: a failure reproduces exactly. */
@@ -20,15 +23,63 @@ export const RUNS = 1000;
 // goes that far), so a 429 can never stand in for the answer under test.
 const REQUESTS_PER_ORG = 1100;
 
+/** An incident as the API shows it (contract 8.3; the appointment without `remaining`). */
+export interface IncidentView {
+  id: string;
+  status: "scheduled" | "cancelled";
+  dateTime: string;
+  clientName: string;
+  insectName: string;
+  accountId: string | null;
+  phone: string | null;
+  notes: string | null;
+  appointment: { start: string; end: string; localStart: string; localEnd: string };
+  createdAt: string;
+  updatedAt: string;
+  cancelledAt: string | null;
+  cancelReason: string | null;
+}
+
+export interface ContactRecord {
+  email: string | null;
+  accountId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  /** Its mobile and business phones as E.164, where they are valid numbers (contract 8.1). */
+  phones: string[];
+}
+
+/** A position a list cursor was issued after: the (sort time, id) of the last row of its page. */
+export interface IssuedCursor {
+  token: string;
+  after: { at: number; id: string };
+}
+
 export interface Fixture {
   tenant: Tenant;
-  accounts: { id: string; name: string }[];
+  accounts: { id: string; name: string; createdAt: number; phones: string[] }[];
   /** Every contact of the org, by id. */
-  contacts: Map<string, { email: string | null; accountId: string | null }>;
+  contacts: Map<string, ContactRecord>;
   leads: Set<string>;
-  incidents: Set<string>;
-  /** Cursors issued to this org: without filters, and for `accountId` = its first account. */
-  cursors: { plain: string; account: string };
+  /** Every incident of the org as it is now, by id, in the order they were booked. */
+  incidents: Map<string, IncidentView>;
+  /** The org's phones (E.164): its first contacts' and first incidents', its first account's, a UK one. */
+  phones: [string, string, string];
+  /** The start of a slot both places of which are booked. */
+  fullSlot: string;
+  /** Hours ahead at which bookings made for a request (freshIncidentId) go next. */
+  freshHour: number;
+  /**
+   * Cursors issued to this org: contacts without filters, for `accountId` =
+   * its first account, for `phone` = its first phone; incidents without
+   * filters, for status=scheduled and for `phone` = its first phone.
+   */
+  cursors: {
+    plain: string;
+    account: string;
+    phone: string;
+    incidents: { plain: IssuedCursor; status: IssuedCursor; phone: IssuedCursor };
+  };
   /** Stored Idempotency-Key outcomes: the request each key was first used for and its answer. */
   keys: Map<string, { request: string; status: number; text: string }>;
   requests: number;
@@ -51,6 +102,11 @@ export interface Foreign {
   accountName: string;
   contactId: string;
   cursor: string;
+  incidentIds: string[];
+  incidentCursor: string;
+  phones: string[];
+  /** Its incidents' rows as stored after seeding: no request to the org under test may change them. */
+  incidentRows: unknown[];
 }
 
 /** A request as the fixture's org with the real bindings (D1, rate limiter), counted against its budget. */
@@ -59,11 +115,45 @@ export function send(fx: Fixture, path: string, options: CallOptions = {}): Prom
   return call(fx.tenant, path, options);
 }
 
+/** The phones a contact stores as E.164 beside its free-text ones (contract 8.1), as the oracle predicts them. */
+export const contactPhones = (contact: { mobilePhone?: unknown; businessPhone?: unknown }) =>
+  [contact.mobilePhone, contact.businessPhone].flatMap((text) => {
+    const number = typeof text === "string" && text.trim() !== "" ? e164(text) : null;
+    return number === null ? [] : [number];
+  });
+
+/** Records a contact the API answered. */
+export function recordContact(fx: Fixture, body: Record<string, unknown>) {
+  fx.contacts.set(body.id as string, {
+    email: body.email as string | null,
+    accountId: body.accountId as string | null,
+    createdAt: Date.parse(body.createdAt as string),
+    updatedAt: Date.parse(body.updatedAt as string),
+    phones: contactPhones(body),
+  });
+}
+
+/** Records an incident the API answered (create-incident's `remaining` left out). */
+export function recordIncident(fx: Fixture, body: Record<string, unknown>) {
+  const { remaining: _, ...appointment } = body.appointment as IncidentView["appointment"] & { remaining?: number };
+  const view = { ...body, appointment } as unknown as IncidentView;
+  fx.incidents.set(view.id, view);
+  return view;
+}
+
+/** The appointment of the fuzzed orgs' UTC hourly schedule. */
+export const utcAppointment = (start: number) => ({
+  start: iso(start),
+  end: iso(start + HOUR),
+  localStart: `${iso(start).slice(0, 19)}+00:00`,
+  localEnd: `${iso(start + HOUR).slice(0, 19)}+00:00`,
+});
+
 async function seedContacts(fx: Fixture, bodies: object[]) {
   for (const body of bodies) {
     const res = await send(fx, "/api/v1/contacts", { body });
     expect(res.status, res.text).toBe(200);
-    fx.contacts.set(res.body.id, { email: res.body.email, accountId: res.body.accountId });
+    recordContact(fx, res.body);
   }
 }
 
@@ -73,30 +163,129 @@ async function nextCursor(fx: Fixture, query: string): Promise<string> {
   return res.body.nextCursor;
 }
 
-/** A fresh org, open around the clock (capacity 2, no notice), with two accounts and three contacts. */
+async function book(fx: Fixture, hours: number, body: Record<string, unknown>) {
+  const res = await send(fx, "/api/v1/ai-agent/create-incident", {
+    body: { dateTime: slotIn(hours), insectName: "Seed ants", ...body },
+  });
+  expect(res.status, res.text).toBe(200);
+  return recordIncident(fx, res.body);
+}
+
+/** Inserts an incident whose appointment has already started (the API cannot book one), `hours` before the current hour. */
+async function insertStarted(fx: Fixture, hoursAgo: number, phone: string) {
+  const now = Date.now();
+  const startsAt = hoursAhead(-1 - hoursAgo, now);
+  const row = {
+    id: newId("inc", now),
+    orgId: fx.tenant.orgId,
+    status: "scheduled" as const,
+    clientName: `Started ${hoursAgo}h ago`,
+    insectName: "Seed wasps",
+    accountId: null,
+    phone,
+    notes: null,
+    startsAt,
+    endsAt: startsAt + HOUR,
+    createdAt: now,
+    updatedAt: now,
+    cancelledAt: null,
+    cancelReason: null,
+  };
+  await db().insert(incidentTable).values(row);
+  fx.incidents.set(row.id, {
+    id: row.id,
+    status: row.status,
+    dateTime: iso(startsAt),
+    clientName: row.clientName,
+    insectName: row.insectName,
+    accountId: null,
+    phone,
+    notes: null,
+    appointment: utcAppointment(startsAt),
+    createdAt: iso(now),
+    updatedAt: iso(now),
+    cancelledAt: null,
+    cancelReason: null,
+  });
+}
+
+async function incidentCursor(fx: Fixture, query: string): Promise<IssuedCursor> {
+  const res = await send(fx, `/api/v1/incidents?limit=1${query}`);
+  expect(res.body?.nextCursor, res.text).toEqual(expect.any(String));
+  const [last] = res.body.data as IncidentView[];
+  return { token: res.body.nextCursor, after: { at: Date.parse(last!.dateTime), id: last!.id } };
+}
+
+/** Fixtures made in this file so far: each gets phone numbers of its own. */
+let fixtureCount = 0;
+
+/**
+ * A fresh org, open around the clock (capacity 2, no notice, 30 days ahead),
+ * with two accounts (the first with a phone), three contacts (two sharing a
+ * phone), and incidents in every state: booked with a phone and linked to an
+ * account, booked with a foreign-looking phone, cancelled, a full slot's two
+ * bookings, one in progress and one over (both inserted: the API cannot book
+ * them); and cursors of both lists.
+ */
 export async function newFixture(): Promise<Fixture> {
   const tenant = await openTenant("Fuzz Org", { capacity: 2, horizonDays: 30 });
   const tag = tenant.orgId.slice(-6);
-  const accounts = [await addAccount(tenant, `Fuzz Account ${tag}`), await addAccount(tenant, `Ünïque Ñame ${tag}`)];
+  const line = String(1000 + (fixtureCount++ % 9000));
+  const spelled = { first: `(917) 555-${line}`, account: `+1 212 555 ${line}`, uk: `+44 20 7946 ${line}` };
+  const phones = [e164(spelled.first), e164(spelled.account), e164(spelled.uk)];
+  expect(phones.every((phone) => phone !== null)).toBe(true);
+  const accounts = [
+    await addAccount(tenant, `Fuzz Account ${tag}`, { mobilePhone: spelled.account, mobileE164: phones[1] }),
+    await addAccount(tenant, `Ünïque Ñame ${tag}`),
+  ];
   const fx: Fixture = {
     tenant,
-    accounts: accounts.map(({ id, name }) => ({ id, name })),
+    accounts: accounts.map(({ id, name, createdAt }, i) => ({
+      id,
+      name,
+      createdAt,
+      phones: i === 0 ? [phones[1]!] : [],
+    })),
     contacts: new Map(),
     leads: new Set(),
-    incidents: new Set(),
-    cursors: { plain: "", account: "" },
+    incidents: new Map(),
+    phones: phones as [string, string, string],
+    fullSlot: "",
+    freshHour: 100,
+    cursors: { plain: "", account: "", phone: "", incidents: {} as Fixture["cursors"]["incidents"] },
     keys: new Map(),
     requests: 0,
   };
   const accountId = fx.accounts[0]!.id;
   await seedContacts(fx, [
-    { firstName: "Seed", accountId },
-    { lastName: "Seed", accountId },
-    { email: `seed-${tag}@fuzz.example` },
+    { firstName: "Seed", accountId, mobilePhone: spelled.first },
+    { lastName: "Seed", accountId, businessPhone: `+1 917 555 ${line}` },
+    { email: `seed-${tag}@fuzz.example`, businessPhone: spelled.uk },
   ]);
-  fx.cursors = { plain: await nextCursor(fx, ""), account: await nextCursor(fx, `&accountId=${accountId}`) };
+  fx.cursors.plain = await nextCursor(fx, "");
+  fx.cursors.account = await nextCursor(fx, `&accountId=${accountId}`);
+  fx.cursors.phone = await nextCursor(fx, `&phone=${encodeURIComponent(phones[0]!)}`);
+
+  await book(fx, 48, { clientName: accounts[0]!.name, phone: spelled.first, notes: `Gate code ${line}` });
+  await book(fx, 49, { clientName: "Walk-in caller", phone: spelled.uk });
+  const cancelled = await book(fx, 50, { clientName: "Changed mind", phone: spelled.first });
+  const res = await send(fx, `/api/v1/incidents/${cancelled.id}/cancel`, { body: { reason: "Seed cancel" } });
+  expect(res.status, res.text).toBe(200);
+  recordIncident(fx, res.body);
+  fx.fullSlot = (await book(fx, 51, { clientName: "Full slot one" })).dateTime;
+  await book(fx, 51, { clientName: "Full slot two", dateTime: fx.fullSlot });
+  await insertStarted(fx, 0, phones[0]!);
+  await insertStarted(fx, 5, phones[0]!);
+
+  fx.cursors.incidents = {
+    plain: await incidentCursor(fx, ""),
+    status: await incidentCursor(fx, "&status=scheduled"),
+    phone: await incidentCursor(fx, `&phone=${encodeURIComponent(phones[0]!)}`),
+  };
   return fx;
 }
+
+const INCIDENT_ROWS = "SELECT * FROM incidents WHERE org_id = ? ORDER BY id";
 
 export async function newForeign(): Promise<Foreign> {
   const fx = await newFixture();
@@ -106,7 +295,64 @@ export async function newForeign(): Promise<Foreign> {
     accountName: fx.accounts[0]!.name,
     contactId: [...fx.contacts.keys()][0]!,
     cursor: fx.cursors.plain,
+    incidentIds: [...fx.incidents.keys()],
+    incidentCursor: fx.cursors.incidents.plain.token,
+    phones: fx.phones,
+    incidentRows: (await env.DB.prepare(INCIDENT_ROWS).bind(fx.tenant.orgId).all()).results,
   };
+}
+
+/**
+ * Books an incident for a request that needs one still scheduled (a cancel or
+ * a reschedule to come), at the next hour with a free place; returns its id.
+ */
+export async function bookFresh(fx: Fixture): Promise<string> {
+  for (;;) {
+    const hours = fx.freshHour;
+    fx.freshHour = fx.freshHour >= 700 ? 100 : fx.freshHour + 1;
+    const res = await send(fx, "/api/v1/ai-agent/create-incident", {
+      body: { dateTime: slotIn(hours), clientName: "Fresh booking", insectName: "ants", phone: fx.phones[0] },
+    });
+    if (res.status === 409) continue;
+    expect(res.status, res.text).toBe(200);
+    return recordIncident(fx, res.body).id;
+  }
+}
+
+/** An incident row as the API shows it (the fuzzed orgs are in UTC). */
+function viewOfRow(row: Record<string, unknown>): IncidentView {
+  const time = (t: unknown) => (t === null ? null : iso(t as number));
+  return {
+    id: row.id as string,
+    status: row.status as IncidentView["status"],
+    dateTime: iso(row.starts_at as number),
+    clientName: row.client_name as string,
+    insectName: row.insect_name as string,
+    accountId: row.account_id as string | null,
+    phone: row.phone as string | null,
+    notes: row.notes as string | null,
+    appointment: utcAppointment(row.starts_at as number),
+    createdAt: iso(row.created_at as number),
+    updatedAt: iso(row.updated_at as number),
+    cancelledAt: time(row.cancelled_at),
+    cancelReason: row.cancel_reason as string | null,
+  };
+}
+
+/**
+ * After a change request: every incident of the org is stored exactly as the
+ * answers so far announced it (so a refused or failed change changed
+ * nothing, and a 200 changed what it says and no more), and the other org's
+ * incidents are exactly as they were seeded.
+ */
+export async function expectIncidentsAsAnswered(fx: Fixture, foreign: Foreign) {
+  const [own, other] = await env.DB.batch([
+    env.DB.prepare(INCIDENT_ROWS).bind(fx.tenant.orgId),
+    env.DB.prepare(INCIDENT_ROWS).bind(foreign.tenant.orgId),
+  ]);
+  const stored = Object.fromEntries((own!.results as Record<string, unknown>[]).map((row) => [row.id, viewOfRow(row)]));
+  expect(stored, "incidents stored otherwise than answered").toEqual(Object.fromEntries(fx.incidents));
+  expect(other!.results, "the other org's incidents changed").toEqual(foreign.incidentRows);
 }
 
 /** Fixtures for one property: the current one until its request budget is spent. */
@@ -131,8 +377,31 @@ function flip(cursor: string, n: number): string {
   return cursor.slice(0, at) + next + cursor.slice(at + 1);
 }
 
-/** The concrete value of a generated value: symbols become this fixture's ids, cursors and slot times. */
-export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: number): unknown {
+/** The n-th spelling of an E.164 number: as is, grouped, national (read in the US), with punctuation. */
+export function spell(number: string, n: number): string {
+  const us = /^\+1(\d{3})(\d{3})(\d{4})$/.exec(number);
+  const spellings = us
+    ? [
+        number,
+        `+1 ${us[1]} ${us[2]} ${us[3]}`,
+        `(${us[1]}) ${us[2]}-${us[3]}`,
+        `${us[1]}.${us[2]}.${us[3]}`,
+        `1-${us[1]}-${us[2]}-${us[3]}`,
+        ` ${us[1]}${us[2]}${us[3]} `,
+      ]
+    : [number, `${number.slice(0, 3)} ${number.slice(3, 5)} ${number.slice(5)}`, `00${number.slice(1)}`];
+  return spellings[n % spellings.length]!;
+}
+
+/** The n-th incident of the org (in booking order). */
+export const nthIncident = (fx: Fixture, n: number) => [...fx.incidents.keys()][n % fx.incidents.size]!;
+
+/**
+ * The concrete value of a generated value: symbols become this fixture's ids,
+ * cursors, phones and slot times. `target` is the incident a request's path
+ * names (a held slot is its slot).
+ */
+export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: number, target?: string): unknown {
   if (!(value instanceof Sym)) return value;
   const account = fx.accounts[value.n % fx.accounts.length]!;
   switch (value.kind) {
@@ -156,6 +425,34 @@ export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: numb
       return flip(fx.cursors.plain, value.n);
     case "slot":
       return slotIn(value.n, now);
+    case "ownIncidentId":
+      return nthIncident(fx, value.n);
+    case "freshIncidentId":
+      throw new Error("a fresh incident is booked before the request (bookFresh), not resolved");
+    case "foreignIncidentId":
+      return foreign.incidentIds[value.n % foreign.incidentIds.length];
+    case "heldSlot": {
+      const held = target === undefined ? undefined : fx.incidents.get(target);
+      return held ? held.dateTime : fx.incidents.get(nthIncident(fx, value.n))!.dateTime;
+    }
+    case "fullSlot":
+      return fx.fullSlot;
+    case "ownPhone":
+      return spell(fx.phones[value.n % 3]!, Math.floor(value.n / 3));
+    case "foreignPhone":
+      return spell(foreign.phones[value.n % 3]!, Math.floor(value.n / 3));
+    case "incidentCursor":
+      return fx.cursors.incidents.plain.token;
+    case "incidentStatusCursor":
+      return fx.cursors.incidents.status.token;
+    case "incidentPhoneCursor":
+      return fx.cursors.incidents.phone.token;
+    case "foreignIncidentCursor":
+      return foreign.incidentCursor;
+    case "flippedIncidentCursor":
+      return flip(fx.cursors.incidents.plain.token, value.n);
+    case "contactPhoneCursor":
+      return fx.cursors.phone;
   }
 }
 
@@ -164,12 +461,13 @@ export function resolveObject(
   fx: Fixture,
   foreign: Foreign,
   now: number,
+  target?: string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // defineProperty, so that a generated "__proto__" key stays an own key as it would in JSON.parse.
   for (const [key, value] of Object.entries(body))
     Object.defineProperty(out, key, {
-      value: resolve(value, fx, foreign, now),
+      value: resolve(value, fx, foreign, now, target),
       enumerable: true,
       writable: true,
       configurable: true,
@@ -326,7 +624,7 @@ const ids = async (table: string, orgId: string) =>
 export async function expectExactRows(fx: Fixture) {
   expect(await ids("leads", fx.tenant.orgId)).toEqual(fx.leads);
   expect(await ids("contacts", fx.tenant.orgId)).toEqual(new Set(fx.contacts.keys()));
-  expect(await ids("incidents", fx.tenant.orgId)).toEqual(fx.incidents);
+  expect(await ids("incidents", fx.tenant.orgId)).toEqual(new Set(fx.incidents.keys()));
   const keys = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE org_id = ?")
     .bind(fx.tenant.orgId)
     .all<{ key: string }>();
@@ -369,7 +667,14 @@ export const expectShare = (statuses: Map<number, number>, status: number, share
     `${status} in ${JSON.stringify(Object.fromEntries(statuses))}`,
   ).toBeGreaterThanOrEqual(share * RUNS);
 
-/** The other org's identifiers and data: none may appear in an answer unless the request itself carried it. */
+/** What a request carried, with every phone number in it also as E.164 (answers name a phone normalised). */
+export const withNumbers = (sent: string, values: unknown[]) =>
+  [sent, ...values.map((value) => (typeof value === "string" ? (e164(value) ?? "") : ""))].join(" ");
+
+/**
+ * The other org's identifiers and data: none may appear in an answer unless
+ * the request itself carried it (pass withNumbers(…) when it carried phones).
+ */
 export function expectNothingOf(foreign: Foreign, answer: Answer, sent: string) {
   for (const secret of [
     foreign.tenant.orgId,
@@ -378,6 +683,9 @@ export function expectNothingOf(foreign: Foreign, answer: Answer, sent: string) 
     foreign.accountName,
     foreign.contactId,
     foreign.cursor,
+    ...foreign.incidentIds,
+    foreign.incidentCursor,
+    ...foreign.phones,
   ]) {
     if (!sent.includes(secret)) expect(answer.text.includes(secret), `${answer.text} holds ${secret}`).toBe(false);
   }

@@ -1,41 +1,66 @@
-// Fuzzing the MCP tools at /mcp (issue 6): the seven tools, RUNS generated
+// Fuzzing the MCP tools at /mcp (issue 6, contract 7 and 8): every tool the
+// API declares (a test checks the list against src/routes), RUNS generated
 // argument objects each with the fixed seed of the HTTP fuzz, through the
 // Streamable HTTP transport. A tool runs its operation's own route, so the
 // same oracle applies: never a protocol error or a 5xx, a failed call is an
 // isError result holding a problem document with the request's id, a 422
-// names the offending fields, valid arguments get the operation's outcome,
-// nothing of another org shows, and nothing is stored but what succeeded.
+// names the offending fields, valid arguments get the operation's outcome
+// (for cancel and reschedule, worked out from the incident as the answers so
+// far left it, and every incident read back after each call), nothing of
+// another org shows, and nothing is stored but what succeeded.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { OPERATIONS } from "../../../src/routes";
 import {
   type Answer,
+  bookFresh,
   type Counts,
   callTool,
   countRows,
+  expectIncidentsAsAnswered,
   expectNothingOf,
   expectSane,
   expectShare,
   type Fixture,
   type Foreign,
   FUZZ_SEED,
+  newFixture,
   newForeign,
   RUNS,
   resolve,
   resolveObject,
   runFuzz,
+  withNumbers,
 } from "./harness";
 import {
   checkParsed,
   expectValidationFailed,
+  type IdCase,
   idempotencyKeys,
   isReplay,
   objectCases,
   POST_OPS,
+  type PostOp,
   sentKey,
+  spoil,
 } from "./operations";
-import { accountArgCases, expectAccountAnswer, expectPage, listArgCases, listVerdict, QUERY_FIELDS } from "./reads";
+import {
+  accountArgCases,
+  expectAccountAnswer,
+  expectIncidentAnswer,
+  expectIncidentPage,
+  expectPage,
+  INCIDENT_QUERY_FIELDS,
+  incidentArgCases,
+  incidentListArgCases,
+  incidentListVerdict,
+  listArgCases,
+  listVerdict,
+  QUERY_FIELDS,
+} from "./reads";
+import { junkValue, Sym } from "./values";
 
-const TIMEOUT = 120_000;
+const TIMEOUT = 300_000;
 let foreign: Foreign;
 let foreignCounts: Counts;
 
@@ -65,31 +90,89 @@ const asQueryText = (value: unknown) =>
 /** The key as the tool's operation gets it: /mcp forwards the header as sent, empty included. */
 const forwardedKey = sentKey;
 
+/**
+ * The `id` argument of a tool on one incident: an incident id as over HTTP
+ * (mostly), none at all, or a value of another JSON type. Strings "", "."
+ * and ".." are left to their own test below.
+ */
+const idArgument = (op: PostOp): fc.Arbitrary<{ target?: IdCase; odd?: unknown }> =>
+  fc.oneof(
+    { arbitrary: op.ids!.map((target) => ({ target })), weight: 12 },
+    { arbitrary: fc.constant({}), weight: 1 },
+    { arbitrary: junkValue.filter((v) => typeof v !== "string").map((odd) => ({ odd })), weight: 1 },
+  );
+
+/** Expected shares of statuses per tool: the generators must keep reaching every outcome. */
+const SHARES: Record<string, [number, number][]> = {
+  cancel_incident: [
+    [200, 0.1],
+    [404, 0.05],
+    [409, 0.005],
+    [422, 0.3],
+  ],
+  reschedule_incident: [
+    [200, 0.03],
+    [404, 0.05],
+    [409, 0.03],
+    [422, 0.3],
+  ],
+};
+const DEFAULT_SHARES: [number, number][] = [
+  [200, 0.1],
+  [422, 0.3],
+];
+
+/** Every tool this file fuzzes: the POST operations' and the GET ones' below. */
+const GET_TOOLS = ["list_contacts", "get_account", "list_incidents", "get_incident"];
+
 describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each)`, () => {
+  it("fuzzes every tool the API declares (src/routes OPERATIONS)", () => {
+    expect([...POST_OPS.map((op) => op.tool), ...GET_TOOLS].sort()).toEqual(OPERATIONS.map((op) => op.tool).sort());
+  });
+
   it.each(POST_OPS.map((op) => [op.tool, op] as const))(
     `%s: ${RUNS} argument objects`,
-    async (_tool, op) => {
-      const cases = fc.record({ body: objectCases(op), idempotencyKey: idempotencyKeys });
+    async (tool, op) => {
+      // A body member named "id" would be the incident's id itself: a tool's arguments hold one "id".
+      const bodies = op.ids ? objectCases(op).filter((body) => !Object.hasOwn(body, "id")) : objectCases(op);
+      const ids = op.ids ? idArgument(op) : fc.constant({});
+      const cases = fc.record({ body: bodies, idempotencyKey: idempotencyKeys, id: ids });
       const statuses = await fuzz(cases, async (fx, c) => {
-        const args = resolveObject(c.body, fx, foreign, Date.now());
+        const { target, odd } = c.id as { target?: IdCase; odd?: unknown };
+        let id: unknown = odd;
+        let resolvedTarget: string | undefined;
+        if (target) {
+          resolvedTarget =
+            target.id instanceof Sym && target.id.kind === "freshIncidentId"
+              ? await bookFresh(fx)
+              : String(resolve(target.id, fx, foreign, Date.now()));
+          id = spoil(resolvedTarget, target.variant);
+        }
+        const body = resolveObject(c.body, fx, foreign, Date.now(), resolvedTarget);
+        const args = op.ids && ("target" in c.id || "odd" in c.id) ? { id, ...body } : body;
         const parsed = overTheWire(args);
-        const sent = JSON.stringify(parsed);
+        // The tool puts its id argument in the path and sends the other arguments as the body.
+        const { id: sentId, ...rest } = parsed;
+        const idText = op.ids && Object.hasOwn(parsed, "id") ? asQueryText(sentId) : undefined;
+        const sentBody = JSON.stringify(op.ids ? rest : parsed);
         const key = forwardedKey(c.idempotencyKey);
-        const identity = `${op.path} ${sent}`;
+        const identity = `${op.path.replace("{id}", idText === undefined ? "{id}" : encodeURIComponent(idText))} ${sentBody}`;
         let answer: Answer | undefined;
         for (let attempt = 0; attempt < (key === undefined ? 1 : 2); attempt++) {
           const replay = isReplay(fx, identity, key);
+          const before = Date.now();
           answer = await callTool(fx, op.tool, args, c.idempotencyKey);
+          const sent = { id: idText, before, after: Date.now() };
           expectSane(answer, replay);
-          if (new TextEncoder().encode(sent).length > 64 * 1024)
+          if (new TextEncoder().encode(sentBody).length > 64 * 1024)
             expect([answer.status, answer.body.code]).toEqual([413, "payload_too_large"]);
-          else checkParsed(op, fx, parsed, identity, key, answer);
-          expectNothingOf(foreign, answer, sent);
+          else checkParsed(op, fx, op.ids ? rest : parsed, identity, key, answer, sent);
+          expectNothingOf(foreign, answer, withNumbers(JSON.stringify(parsed), Object.values(parsed)));
         }
+        if (op.ids) await expectIncidentsAsAnswered(fx, foreign);
         return answer!;
       });
-      expectShare(statuses, 200, 0.1);
-      expectShare(statuses, 422, 0.3);
+      for (const [status, share] of SHARES[tool] ?? DEFAULT_SHARES) expectShare(statuses, status, share);
     },
     TIMEOUT,
   );
@@ -117,12 +200,76 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
         const { verdict, must, may } = listVerdict(query, fx);
         if (verdict === "invalid") expectValidationFailed(answer, must, may, QUERY_FIELDS);
         else if (verdict === "unknown" && answer.status === 422) expectValidationFailed(answer, [], may);
-        else expectPage(answer, query, fx);
-        expectNothingOf(foreign, answer, JSON.stringify(parsed));
+        else expectPage(answer, query, fx, verdict);
+        expectNothingOf(
+          foreign,
+          answer,
+          withNumbers(
+            JSON.stringify(parsed),
+            query.map(([, v]) => v),
+          ),
+        );
         return answer;
       });
       expectShare(statuses, 200, 0.1);
       expectShare(statuses, 422, 0.3);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `list_incidents: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(incidentListArgCases, async (fx, pairs) => {
+        const args: Record<string, unknown> = {};
+        for (const [name, value] of pairs)
+          Object.defineProperty(args, name, {
+            value: resolve(value, fx, foreign, Date.now()),
+            enumerable: true,
+            configurable: true,
+            writable: true,
+          });
+        const parsed = overTheWire(args);
+        const url = new URL("https://api.test/api/v1/incidents");
+        for (const [name, value] of Object.entries(parsed))
+          if (value !== null && value !== undefined) url.searchParams.set(name, asQueryText(value));
+        const query = [...url.searchParams];
+        const answer = await callTool(fx, "list_incidents", args);
+        expectSane(answer);
+        const { verdict, must, may } = incidentListVerdict(query, fx);
+        if (verdict === "invalid") expectValidationFailed(answer, must, may, INCIDENT_QUERY_FIELDS);
+        else if (verdict === "unknown" && answer.status === 422) expectValidationFailed(answer, [], may);
+        else expectIncidentPage(answer, query, fx, verdict);
+        expectNothingOf(
+          foreign,
+          answer,
+          withNumbers(
+            JSON.stringify(parsed),
+            query.map(([, v]) => v),
+          ),
+        );
+        return answer;
+      });
+      expectShare(statuses, 200, 0.2);
+      expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `get_incident: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(incidentArgCases, async (fx, c) => {
+        const args = resolveObject({ ...c.extra, ...("id" in c ? { id: c.id } : {}) }, fx, foreign, Date.now());
+        const parsed = overTheWire(args);
+        const answer = await callTool(fx, "get_incident", args);
+        expectSane(answer);
+        expectIncidentAnswer(answer, Object.hasOwn(parsed, "id") ? asQueryText(parsed.id) : null, fx);
+        expectNothingOf(foreign, answer, JSON.stringify(parsed));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.1);
+      expectShare(statuses, 404, 0.3);
     },
     TIMEOUT,
   );
@@ -143,5 +290,38 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
       expectShare(statuses, 404, 0.3);
     },
     TIMEOUT,
+  );
+});
+
+describe("an incident id that is no path segment", () => {
+  // Contract 8.3 and 8: a tool's `id` argument is the incident's id; an
+  // unknown or malformed one is 404 incident_not_found, after the arguments'
+  // validation. "", "." and ".." are such ids, but put into the operation's
+  // URL as they are they make another path ("/api/v1/incidents/./cancel" is
+  // "/api/v1/incidents/cancel"): the tool must not answer for that path.
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await newFixture();
+  });
+  it.each(["get_incident", "cancel_incident", "reschedule_incident"])(
+    '%s {id: "" | "." | ".."} → isError 404 incident_not_found, nothing changed',
+    async (tool) => {
+      const answers: Record<string, unknown> = {};
+      for (const id of ["", ".", ".."]) {
+        const answer = await callTool(
+          fx,
+          tool,
+          tool === "reschedule_incident" ? { id, dateTime: fx.fullSlot } : { id },
+        );
+        expectSane(answer);
+        answers[JSON.stringify(id)] = [answer.status, answer.body.code];
+      }
+      expect(answers).toEqual({
+        '""': [404, "incident_not_found"],
+        '"."': [404, "incident_not_found"],
+        '".."': [404, "incident_not_found"],
+      });
+      await expectIncidentsAsAnswered(fx, foreign);
+    },
   );
 });

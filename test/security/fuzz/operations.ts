@@ -1,13 +1,34 @@
-// The five POST operations as the fuzz sees them: their fields (for the
-// oracle), generators of valid bodies and of hostile values per field, what a
-// valid body must answer, and the check of any answer against the oracle.
+// The POST operations as the fuzz sees them: their fields (for the oracle),
+// generators of valid bodies and of hostile values per field (and of the
+// incident ids in the paths of cancel and reschedule), what a valid body must
+// answer, and the check of any answer against the oracle.
 import fc from "fast-check";
 import { expect } from "vitest";
-import { type Answer, type Fixture, type Foreign, resolveObject } from "./harness";
-import { type BodySpec, bodyVerdict, type FieldKind, isAbsent, isValidIdempotencyKey, type Named } from "./oracle";
+import { DAY, HOUR, iso } from "../../support/time";
+import {
+  type Answer,
+  type Fixture,
+  type Foreign,
+  type IncidentView,
+  recordContact,
+  recordIncident,
+  resolveObject,
+  utcAppointment,
+} from "./harness";
+import {
+  type BodySpec,
+  bodyVerdict,
+  e164,
+  type FieldKind,
+  instantOf,
+  isAbsent,
+  isValidIdempotencyKey,
+  type Named,
+} from "./oracle";
 import {
   junkDateTime,
   junkNumber,
+  junkPhone,
   junkString,
   junkValue,
   Sym,
@@ -15,19 +36,40 @@ import {
   UNKNOWN_KEYS,
   validDateTime,
   validEmail,
+  validPhone,
   validText,
 } from "./values";
 
+/** What a check knows besides the body: the incident id its path named (as sent), and the clock around the request. */
+export interface Sent {
+  id?: string;
+  /** Date.now() just before the request and just after its answer: the server's `now` lies between. */
+  before: number;
+  after: number;
+}
+
+/** How an incident id is sent: as is, or spoiled (contract 8.3: a malformed id is 404). */
+export type Variant = "none" | "upper" | "space" | "suffix" | "truncate" | "prefix";
+
+/** The id of an incident path: one of the org's (maybe spoiled), one booked just before, another org's, or junk. */
+export interface IdCase {
+  id: Sym | string;
+  variant: Variant;
+}
+
 export interface PostOp {
   name: string;
+  /** The path, `{id}` standing for the incident's id in the paths of cancel and reschedule. */
   path: string;
   tool: string;
   spec: BodySpec;
   valid: fc.Arbitrary<Record<string, unknown>>;
   /** Hostile values aimed at one field, besides the generic ones. */
   junk: Partial<Record<string, fc.Arbitrary<unknown>>>;
-  /** Checks the answer to a body whose every field is valid, and records what it stored. */
-  outcome(fx: Fixture, body: Record<string, unknown>, answer: Answer): void;
+  /** The incident ids of a path with `{id}`. */
+  ids?: fc.Arbitrary<IdCase>;
+  /** Checks the answer to a body whose every field is valid, and records what it stored or changed. */
+  outcome(fx: Fixture, body: Record<string, unknown>, answer: Answer, sent: Sent): void;
 }
 
 const text = (max: number): FieldKind => ({ type: "text", max });
@@ -192,12 +234,35 @@ export const createContact: PostOp = {
       body,
       answer,
     );
-    fx.contacts.set(answer.body.id, { email: answer.body.email, accountId: wanted });
+    recordContact(fx, answer.body);
   },
 };
 
 const REASONS = ["in_the_past", "beyond_horizon", "closed", "not_a_slot_start", "too_soon", "fully_booked"];
 const dateTimeJunk = fc.oneof(junkDateTime, slot, fc.integer(), fc.constantFrom("", "   "));
+const INCIDENT_KEYS = [
+  "id",
+  "status",
+  "dateTime",
+  "clientName",
+  "insectName",
+  "accountId",
+  "phone",
+  "notes",
+  "appointment",
+  "createdAt",
+  "updatedAt",
+  "cancelledAt",
+  "cancelReason",
+];
+
+/** Phones an agent passes on: the org's own (any spelling), another org's, other valid numbers. */
+const phoneValue = fc.oneof(
+  { arbitrary: fc.nat().map((n) => new Sym("ownPhone", n)), weight: 3 },
+  { arbitrary: fc.nat().map((n) => new Sym("foreignPhone", n)), weight: 1 },
+  { arbitrary: validPhone, weight: 2 },
+);
+const phoneJunk = fc.oneof(junkPhone, junkString);
 
 export const createIncident: PostOp = {
   name: "POST /api/v1/ai-agent/create-incident",
@@ -208,22 +273,34 @@ export const createIncident: PostOp = {
       dateTime: { type: "dateTime" },
       clientName: { type: "text", max: 200, required: true },
       insectName: { type: "text", max: 200, required: true },
+      phone: { type: "phone" },
+      notes: text(2000),
     },
   },
-  valid: fc.record({
-    dateTime: fc.oneof({ arbitrary: slot, weight: 4 }, { arbitrary: validDateTime, weight: 1 }),
-    clientName: fc.oneof(
-      nonBlank(200),
-      fc.constantFrom(
-        new Sym("ownAccountName", 0),
-        new Sym("ownAccountName", 1),
-        new Sym("ownAccountName", 2),
-        new Sym("foreignAccountName"),
+  valid: fc.record(
+    {
+      dateTime: fc.oneof({ arbitrary: slot, weight: 4 }, { arbitrary: validDateTime, weight: 1 }),
+      clientName: fc.oneof(
+        nonBlank(200),
+        fc.constantFrom(
+          new Sym("ownAccountName", 0),
+          new Sym("ownAccountName", 1),
+          new Sym("ownAccountName", 2),
+          new Sym("foreignAccountName"),
+        ),
       ),
-    ),
-    insectName: nonBlank(200),
-  }),
-  junk: { dateTime: dateTimeJunk, clientName: fc.constantFrom("", " ", null, new Sym("foreignAccountId")) },
+      insectName: nonBlank(200),
+      phone: nullable(phoneValue),
+      notes: nullable(fc.oneof(validText(2000), fc.constantFrom("n".repeat(2000), ` ${"é".repeat(2000)} `))),
+    },
+    { requiredKeys: ["dateTime", "clientName", "insectName"] },
+  ),
+  junk: {
+    dateTime: dateTimeJunk,
+    clientName: fc.constantFrom("", " ", null, new Sym("foreignAccountId")),
+    phone: phoneJunk,
+    notes: fc.constantFrom("n".repeat(2001), ` ${"x".repeat(2001)} `, "a\u0000b", "\uD800"),
+  },
   outcome(fx, body, answer) {
     if (answer.status === 409) {
       expect(answer.body).toMatchObject({
@@ -236,13 +313,18 @@ export const createIncident: PostOp = {
     }
     expect(answer.status, answer.text).toBe(200);
     expectNew(fx.incidents, answer.body.id, "inc");
-    fx.incidents.add(answer.body.id);
     expect(answer.body.appointment.start).toBe(answer.body.dateTime);
     // Linked to this org's account of that name (case-insensitive, trimmed) when exactly one exists; never another org's.
     const name = String(body.clientName).trim().toLowerCase();
     const matches = fx.accounts.filter((account) => account.name.toLowerCase() === name);
     expect(answer.body.accountId).toBe(matches.length === 1 ? matches[0]!.id : null);
-    expectEchoed(["clientName", "insectName"], body, answer);
+    expectEchoed(["clientName", "insectName", "notes"], body, answer);
+    // Contract 8.3: the incident object, the phone normalised, scheduled, never changed yet.
+    expect(Object.keys(answer.body).sort()).toEqual([...INCIDENT_KEYS].sort());
+    expect(answer.body.phone).toBe(isAbsent(body.phone) ? null : e164(String(body.phone)));
+    expect(answer.body).toMatchObject({ status: "scheduled", cancelledAt: null, cancelReason: null });
+    expect(answer.body.updatedAt).toBe(answer.body.createdAt);
+    recordIncident(fx, answer.body);
   },
 };
 
@@ -280,10 +362,267 @@ export const checkBooking: PostOp = {
   },
 };
 
-export const POST_OPS = [createLead, createContact, createIncident, findAppointments, checkBooking];
+/** Runs each check; passes when one of them does, else fails with the first one's failure. */
+function expectOneOf(checks: (() => void)[]) {
+  const failures: unknown[] = [];
+  for (const check of checks) {
+    try {
+      check();
+      return;
+    } catch (failure) {
+      failures.push(failure);
+    }
+  }
+  throw failures[0];
+}
+
+/** The answers a check accepts, at each end of the request's clock (they differ only when a boundary passed meanwhile). */
+const atBothEnds = <T>(sent: Sent, expected: (now: number) => T): T[] => {
+  const [first, last] = [expected(sent.before), expected(sent.after)];
+  return JSON.stringify(first) === JSON.stringify(last) ? [first] : [first, last];
+};
+
+const expectNotFound = (answer: Answer) => {
+  expect(answer.status, answer.text).toBe(404);
+  expect(answer.body.code).toBe("incident_not_found");
+};
+
+const expectNotChangeable = (answer: Answer, reason: string) => {
+  expect(answer.status, answer.text).toBe(409);
+  expect(answer.body).toMatchObject({ code: "incident_not_changeable", reason });
+};
+
+/** A 200 whose updatedAt (and other times) are the request's: later than what it replaces, within the request. */
+const expectTimeOfRequest = (value: unknown, sent: Sent, previous?: string) => {
+  const t = Date.parse(value as string);
+  expect(t, `${value} is not the time of the request`).toBeGreaterThanOrEqual(sent.before);
+  expect(t, `${value} is not the time of the request`).toBeLessThanOrEqual(sent.after);
+  if (previous) expect(t).toBeGreaterThanOrEqual(Date.parse(previous));
+};
+
+const APPOINTMENT = fc.oneof(
+  // The seven seeded incidents (two of them started, one cancelled), then any incident of the org.
+  { arbitrary: fc.nat(6).map((n) => new Sym("ownIncidentId", n)), weight: 4 },
+  { arbitrary: fc.nat().map((n) => new Sym("ownIncidentId", n)), weight: 2 },
+  { arbitrary: fc.constant(new Sym("freshIncidentId")), weight: 3 },
+);
+
+/** The incident ids of a path: mostly the org's own, some spoiled, another org's, well-formed unknown ones, junk. */
+export const incidentIds: fc.Arbitrary<IdCase> = fc.oneof(
+  { arbitrary: fc.record({ id: APPOINTMENT, variant: fc.constant<Variant>("none") }), weight: 10 },
+  {
+    arbitrary: fc.record({
+      id: fc.nat().map((n) => new Sym("ownIncidentId", n)),
+      variant: fc.constantFrom<Variant>("upper", "space", "suffix", "truncate", "prefix"),
+    }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({
+      id: fc.nat().map((n) => new Sym("foreignIncidentId", n)),
+      variant: fc.constant<Variant>("none"),
+    }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({
+      // A path segment that is "", "." or ".." names no incident: the URL is another path (routing, not this operation).
+      id: fc.oneof(
+        fc.constantFrom("inc_00000000000000000000000000", "inc_", "acct_x", "%2e", "a/b", "?x=1", "#x"),
+        junkString.filter((s) => !["", ".", ".."].includes(s)),
+      ),
+      variant: fc.constant<Variant>("none"),
+    }),
+    weight: 2,
+  },
+);
+
+/** Why a reschedule to `target` cannot book it (contract 5.4's reasons, in its order), or null: the org's schedule is open around the clock, capacity 2, no notice, 30 days ahead. */
+function slotReason(fx: Fixture, id: string, target: number, now: number): string | null {
+  if (target < now) return "in_the_past";
+  if (target >= now + 30 * DAY) return "beyond_horizon";
+  if (target % HOUR !== 0) return "not_a_slot_start";
+  const holding = [...fx.incidents.values()].filter((other) => {
+    const start = Date.parse(other.dateTime);
+    return other.id !== id && other.status === "scheduled" && start < target + HOUR && start + HOUR > target;
+  });
+  return holding.length >= 2 ? "fully_booked" : null;
+}
+
+export const findCaller: PostOp = {
+  name: "POST /api/v1/ai-agent/find-caller",
+  path: "/api/v1/ai-agent/find-caller",
+  tool: "find_caller",
+  spec: { fields: { phone: { type: "phone", required: true } } },
+  valid: fc.record({ phone: phoneValue }),
+  junk: { phone: fc.oneof(phoneJunk, fc.constantFrom(null, "", "  ")) },
+  outcome(fx, body, answer, sent) {
+    expect(answer.status, answer.text).toBe(200);
+    const phone = e164(String(body.phone))!;
+    expect(Object.keys(answer.body).sort()).toEqual(["accounts", "contacts", "phone", "upcomingIncidents"]);
+    expect(answer.body.phone).toBe(phone);
+    // Contract 8.2: contacts with the phone, newest first, at most 10.
+    const newestFirst = (a: { at: number; id: string }, b: { at: number; id: string }) =>
+      b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+    const contacts = [...fx.contacts]
+      .filter(([, contact]) => contact.phones.includes(phone))
+      .map(([id, contact]) => ({ id, at: contact.createdAt, accountId: contact.accountId }));
+    expect(answer.body.contacts.map((c: { id: string }) => c.id)).toEqual(
+      [...contacts]
+        .sort(newestFirst)
+        .slice(0, 10)
+        .map((c) => c.id),
+    );
+    // Accounts with the phone, and those of the matched contacts: newest first, at most 10, no duplicates.
+    const accountIds = new Set([
+      ...fx.accounts.filter((account) => account.phones.includes(phone)).map((account) => account.id),
+      ...contacts.flatMap((contact) => (contact.accountId ? [contact.accountId] : [])),
+    ]);
+    const accounts = fx.accounts
+      .filter((account) => accountIds.has(account.id))
+      .map((account) => ({ id: account.id, at: account.createdAt }))
+      .sort(newestFirst)
+      .slice(0, 10);
+    expect(answer.body.accounts.map((a: { id: string }) => a.id)).toEqual(accounts.map((a) => a.id));
+    // Scheduled incidents not ended, with the phone or of a matched account: soonest first, at most 10, as GET shows them.
+    const upcoming = (now: number) =>
+      [...fx.incidents.values()]
+        .filter(
+          (incident) =>
+            incident.status === "scheduled" &&
+            Date.parse(incident.appointment.end) > now &&
+            (incident.phone === phone || (incident.accountId !== null && accountIds.has(incident.accountId))),
+        )
+        .sort((a, b) => Date.parse(a.dateTime) - Date.parse(b.dateTime) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, 10);
+    expectOneOf(
+      atBothEnds(sent, upcoming).map((incidents) => () => expect(answer.body.upcomingIncidents).toEqual(incidents)),
+    );
+  },
+};
+
+export const cancelIncident: PostOp = {
+  name: "POST /api/v1/incidents/{id}/cancel",
+  path: "/api/v1/incidents/{id}/cancel",
+  tool: "cancel_incident",
+  spec: { fields: { reason: text(500) } },
+  valid: fc.record({ reason: nullable(validText(500)) }, { requiredKeys: [] }),
+  junk: { reason: fc.constantFrom("r".repeat(501), ` ${"é".repeat(501)}`, "a\u0000b", "\uDFFF", 5, true, {}) },
+  ids: incidentIds,
+  outcome(fx, body, answer, sent) {
+    const seen = sent.id === undefined ? undefined : fx.incidents.get(sent.id);
+    if (!seen) return expectNotFound(answer);
+    // Contract 8.4: a cancelled incident is 200 unchanged (agents retry); a started one 409 in_the_past.
+    if (seen.status === "cancelled") {
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body).toEqual(seen);
+      return;
+    }
+    const started = (now: number) => Date.parse(seen.dateTime) <= now;
+    expectOneOf(
+      atBothEnds(sent, started).map((past) =>
+        past
+          ? () => expectNotChangeable(answer, "in_the_past")
+          : () => {
+              expect(answer.status, answer.text).toBe(200);
+              expect(answer.body).toEqual({
+                ...seen,
+                status: "cancelled",
+                cancelReason: isAbsent(body.reason) ? null : String(body.reason).trim(),
+                cancelledAt: expect.any(String),
+                updatedAt: expect.any(String),
+              });
+              expectTimeOfRequest(answer.body.cancelledAt, sent);
+              expectTimeOfRequest(answer.body.updatedAt, sent, seen.updatedAt);
+            },
+      ),
+    );
+    if (answer.status === 200) recordIncident(fx, answer.body);
+  },
+};
+
+type RescheduleExpected =
+  | { answer: "not_changeable"; reason: string }
+  | { answer: "slot_unavailable"; reason: string }
+  | { answer: "unchanged" }
+  | { answer: "moved" };
+
+export const rescheduleIncident: PostOp = {
+  name: "POST /api/v1/incidents/{id}/reschedule",
+  path: "/api/v1/incidents/{id}/reschedule",
+  tool: "reschedule_incident",
+  spec: { fields: { dateTime: { type: "dateTime" } } },
+  valid: fc.record({
+    dateTime: fc.oneof(
+      { arbitrary: slot, weight: 5 },
+      { arbitrary: fc.nat().map((n) => new Sym("heldSlot", n)), weight: 2 },
+      { arbitrary: fc.constant(new Sym("fullSlot")), weight: 1 },
+      { arbitrary: validDateTime, weight: 1 },
+    ),
+  }),
+  junk: { dateTime: dateTimeJunk },
+  ids: incidentIds,
+  outcome(fx, body, answer, sent) {
+    const seen = sent.id === undefined ? undefined : fx.incidents.get(sent.id);
+    if (!seen) return expectNotFound(answer);
+    const target = instantOf(String(body.dateTime));
+    const start = Date.parse(seen.dateTime);
+    // Contract 8.5, then 5.4's reasons for the new slot, the incident's own booking not counted.
+    const expected = (now: number): RescheduleExpected => {
+      if (seen.status === "cancelled") return { answer: "not_changeable", reason: "cancelled" };
+      if (start <= now) return { answer: "not_changeable", reason: "in_the_past" };
+      if (target === start) return { answer: "unchanged" };
+      const reason = slotReason(fx, seen.id, target, now);
+      return reason === null ? { answer: "moved" } : { answer: "slot_unavailable", reason };
+    };
+    expectOneOf(
+      atBothEnds(sent, expected).map((outcome) => () => {
+        switch (outcome.answer) {
+          case "not_changeable":
+            return expectNotChangeable(answer, outcome.reason);
+          case "slot_unavailable": {
+            expect(answer.status, answer.text).toBe(409);
+            expect(answer.body).toMatchObject({ code: "slot_unavailable", reason: outcome.reason });
+            const starts = (answer.body.alternatives as { start: string }[]).map((s) => Date.parse(s.start));
+            expect(starts.length).toBeLessThanOrEqual(3);
+            expect([...starts].sort((x, y) => x - y)).toEqual(starts);
+            for (const s of starts) expect(s).toBeGreaterThan(target);
+            return;
+          }
+          case "unchanged":
+            expect(answer.status, answer.text).toBe(200);
+            return expect(answer.body).toEqual(seen);
+          case "moved":
+            expect(answer.status, answer.text).toBe(200);
+            expect(answer.body).toEqual({
+              ...seen,
+              dateTime: iso(target),
+              appointment: utcAppointment(target),
+              updatedAt: expect.any(String),
+            });
+            return expectTimeOfRequest(answer.body.updatedAt, sent, seen.updatedAt);
+        }
+      }),
+    );
+    if (answer.status === 200) recordIncident(fx, answer.body as IncidentView & Record<string, unknown>);
+  },
+};
+
+export const POST_OPS = [
+  createLead,
+  createContact,
+  createIncident,
+  findAppointments,
+  checkBooking,
+  findCaller,
+  cancelIncident,
+  rescheduleIncident,
+];
 
 /** A generated POST: a JSON object (fields may be symbols), or raw bytes; a media type; maybe an Idempotency-Key. */
 export interface PostCase {
+  /** The incident id of the path, for an operation on one incident. */
+  target?: IdCase;
   body?: Record<string, unknown>;
   raw?: string | number[];
   contentType: string | null;
@@ -402,7 +741,7 @@ export function postCases(op: PostOp): fc.Arbitrary<PostCase> {
     { arbitrary: fc.constant("application/json"), weight: 8 },
     { arbitrary: fc.constantFrom(...CONTENT_TYPES.filter(([, ok]) => ok).map(([t]) => t)), weight: 1 },
   );
-  return fc.oneof(
+  const cases = fc.oneof(
     {
       arbitrary: fc.record({ body: objectCases(op), contentType: jsonType, idempotencyKey: idempotencyKeys }),
       weight: 12,
@@ -423,7 +762,30 @@ export function postCases(op: PostOp): fc.Arbitrary<PostCase> {
       weight: 1,
     },
   ) as fc.Arbitrary<PostCase>;
+  return op.ids ? fc.tuple(cases, op.ids).map(([c, target]) => ({ ...c, target })) : cases;
 }
+
+/** An id sent spoiled: upper case, with a space, a character more or less, prefixed again. */
+export function spoil(id: string, variant: Variant): string {
+  switch (variant) {
+    case "none":
+      return id;
+    case "upper":
+      return id.toUpperCase();
+    case "space":
+      return ` ${id}`;
+    case "suffix":
+      return `${id}x`;
+    case "truncate":
+      return id.slice(0, -1);
+    case "prefix":
+      return `inc_${id}`;
+  }
+}
+
+/** The path of `op` for the incident id `id` (percent-encoded as a client would). */
+export const pathOf = (op: PostOp, id: string | undefined) =>
+  id === undefined ? op.path : op.path.replace("{id}", encodeURIComponent(id.toWellFormed()));
 
 /** A case made concrete for one fixture: the exact bytes to send. */
 export interface PostRequest {
@@ -432,9 +794,9 @@ export interface PostRequest {
   idempotencyKey?: string;
 }
 
-export function postRequest(c: PostCase, fx: Fixture, foreign: Foreign, now: number): PostRequest {
+export function postRequest(c: PostCase, fx: Fixture, foreign: Foreign, now: number, target?: string): PostRequest {
   const text = c.body
-    ? JSON.stringify(resolveObject(c.body, fx, foreign, now))
+    ? JSON.stringify(resolveObject(c.body, fx, foreign, now, target))
     : typeof c.raw === "string"
       ? c.raw
       : undefined;
@@ -489,6 +851,16 @@ function expectNamesWithin(answer: Answer, may: Set<string>) {
   }
 }
 
+/** The 422 of a malformed Idempotency-Key, or of one used before for another request. */
+function expectKeyRefused(answer: Answer, malformed: boolean) {
+  expect(answer.status, answer.text).toBe(422);
+  if (malformed)
+    expect(answer.body.errors).toEqual([
+      { path: "Idempotency-Key", code: "invalid_format", message: expect.any(String) },
+    ]);
+  else expect(answer.body.code).toBe("idempotency_key_reused");
+}
+
 /**
  * Checks the answer to a parsed JSON object body, in the contract's order:
  * field validation, then the Idempotency-Key (format, reuse, replay), then the
@@ -501,11 +873,21 @@ export function checkParsed(
   identity: string,
   key: string | undefined,
   answer: Answer,
+  sent: Sent,
 ) {
   const { verdict, must, may } = bodyVerdict(op.spec, parsed);
   const fields = Object.keys(op.spec.fields);
-  if (verdict === "invalid") return expectValidationFailed(answer, must, may, fields);
   const keyInvalid = key !== undefined && !isValidIdempotencyKey(key);
+  const prior = key === undefined ? undefined : fx.keys.get(key);
+  // A known deviation (see "a phone is validated with the body" in http.property.test.ts): when
+  // the phone is the only invalid field, the server checks the Idempotency-Key first.
+  if (verdict === "invalid" && must.every((entry) => entry.code === "invalid_phone") && (keyInvalid || prior)) {
+    return expectOneOf([
+      () => expectValidationFailed(answer, must, may, fields),
+      () => expectKeyRefused(answer, keyInvalid),
+    ]);
+  }
+  if (verdict === "invalid") return expectValidationFailed(answer, must, may, fields);
   if (verdict === "unknown" && answer.status === 422 && answer.body.code === "validation_failed") {
     const allowed = new Set([
       ...may,
@@ -515,25 +897,14 @@ export function checkParsed(
     return expectValidationFailed(answer, [], allowed);
   }
   if (key !== undefined) {
-    if (keyInvalid) {
-      expect(answer.status, answer.text).toBe(422);
-      expect(answer.body.errors).toEqual([
-        { path: "Idempotency-Key", code: "invalid_format", message: expect.any(String) },
-      ]);
-      return;
-    }
-    const prior = fx.keys.get(key);
+    if (keyInvalid) return expectKeyRefused(answer, true);
     if (prior?.request === identity) {
       expect([answer.status, answer.text]).toEqual([prior.status, prior.text]);
       return;
     }
-    if (prior) {
-      expect(answer.status, answer.text).toBe(422);
-      expect(answer.body.code).toBe("idempotency_key_reused");
-      return;
-    }
+    if (prior) return expectKeyRefused(answer, false);
   }
-  op.outcome(fx, parsed, answer);
+  op.outcome(fx, parsed, answer, sent);
   const isOutcome = (answer.status >= 200 && answer.status < 300) || answer.body?.code === "slot_unavailable";
   if (key !== undefined && isOutcome) fx.keys.set(key, { request: identity, status: answer.status, text: answer.text });
 }

@@ -1,7 +1,17 @@
 // What the contract says about a generated input, worked out independently of
 // the server's code: definitely valid, definitely invalid (and which fields a
 // 422 must name), or not decided by the contract ("unknown", where the test
-// then only checks that an answer is sane).
+// then only checks that an answer is sane). Phone numbers are the one thing
+// it does not work out itself: contract 8.1 names the library, libphonenumber,
+// so it asks that library (normalizePhone) in the org's country.
+import { normalizePhone } from "../../../src/lib/phones";
+
+/** The country of every fuzzed org (org create's default). */
+export const COUNTRY = "US";
+
+/** A phone as the contract stores and matches it (E.164), or null when it is no valid number. */
+export const e164 = (text: string) => normalizePhone(text.trim(), COUNTRY);
+
 export type Verdict = "valid" | "invalid" | "unknown";
 
 export type FieldKind =
@@ -12,7 +22,9 @@ export type FieldKind =
   | { type: "date" }
   | { type: "dateTime" }
   | { type: "limit" }
-  | { type: "accountId" };
+  | { type: "accountId" }
+  /** A phone to match or store (contract 8.1): text of at most 40 characters that parses to a valid number. */
+  | { type: "phone"; required?: true };
 
 export interface BodySpec {
   fields: Record<string, FieldKind>;
@@ -40,6 +52,17 @@ const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 const realDate = (y: number, m: number, d: number) =>
   m >= 1 && m <= 12 && d >= 1 && d <= (m === 2 && leap(y) ? 29 : DAYS[m - 1]!);
 
+/** The instant (ms, fractions truncated) of a date-time whose verdict is "valid". */
+export function instantOf(text: string): number {
+  const trimmed = text.trim();
+  const [, y, mo, d, h, mi, s = "0", fraction = "", oh = "0", om = "0"] = RFC3339.exec(trimmed)!;
+  const sign = /-\d{2}:\d{2}$/.test(trimmed) ? -1 : 1;
+  const at = new Date(0);
+  at.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  at.setUTCHours(Number(h), Number(mi), Number(s), Number(fraction.padEnd(3, "0").slice(0, 3)));
+  return at.getTime() - sign * (Number(oh) * 60 + Number(om)) * 60_000;
+}
+
 /** Contract section 1: `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`, a real calendar date and clock time. */
 export function dateTimeVerdict(text: string): Verdict {
   const m = RFC3339.exec(text.trim());
@@ -64,7 +87,8 @@ function emailVerdict(email: string): Verdict {
 }
 
 const isClean = (s: string) => s.isWellFormed() && !s.includes("\u0000");
-const isRequired = (kind: FieldKind) => kind.type === "dateTime" || (kind.type === "text" && kind.required === true);
+const isRequired = (kind: FieldKind) =>
+  kind.type === "dateTime" || ((kind.type === "text" || kind.type === "phone") && kind.required === true);
 
 /** Explicit null, absence and (for strings) "" after trimming all mean "absent" (contract section 3). */
 export const isAbsent = (value: unknown) =>
@@ -75,12 +99,14 @@ export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
   switch (kind.type) {
     case "text":
     case "email":
+    case "phone":
     case "accountId": {
       if (typeof value !== "string" || !isClean(value)) return "invalid";
       const text = value.trim();
-      const max = kind.type === "email" ? 320 : kind.type === "accountId" ? 200 : kind.max;
+      const max = kind.type === "email" ? 320 : kind.type === "accountId" ? 200 : kind.type === "phone" ? 40 : kind.max;
       if (text.length > max) return "invalid";
       if (text === "") return isRequired(kind) ? "invalid" : "valid";
+      if (kind.type === "phone") return e164(text) === null ? "invalid" : "valid";
       return kind.type === "email" ? emailVerdict(text) : "valid";
     }
     case "code":
@@ -114,7 +140,10 @@ export function bodyVerdict(spec: BodySpec, body: Record<string, unknown>): Body
     const value = Object.hasOwn(body, name) ? body[name] : undefined;
     const verdict = fieldVerdict(kind, value);
     if (verdict === "invalid") {
-      must.push({ path: name });
+      // A phone that is text of the right length but no valid number: invalid_phone (contract 8.1),
+      // listed beside the other failing fields (contract 3: every failing field).
+      const number = kind.type === "phone" && typeof value === "string" && isClean(value) && value.trim() !== "";
+      must.push(number && value.trim().length <= 40 ? { path: name, code: "invalid_phone" } : { path: name });
       may.add(name);
       invalid = true;
     } else if (verdict === "unknown") unknown = true;

@@ -1,13 +1,24 @@
-// The two GET operations as the fuzz sees them: query strings for the contact
-// list (limits, filters, real, foreign and tampered cursors, unknown and
-// repeated parameters) and path segments for one account.
+// The GET operations as the fuzz sees them: query strings for the contact and
+// incident lists (limits, filters, real, foreign and tampered cursors, unknown
+// and repeated parameters) and path segments for one account or incident.
 import fc from "fast-check";
 import { expect } from "vitest";
-import type { Answer, Fixture } from "./harness";
-import { type BodyVerdict, dateTimeVerdict, type Named, type Verdict } from "./oracle";
-import { junkDateTime, junkString, junkValue, Sym, validDateTime, validEmail } from "./values";
+import type { Answer, Fixture, IssuedCursor } from "./harness";
+import { type BodyVerdict, dateTimeVerdict, e164, instantOf, type Named, type Verdict } from "./oracle";
+import {
+  junkDateTime,
+  junkPhone,
+  junkString,
+  junkValue,
+  Sym,
+  slot,
+  validDateTime,
+  validEmail,
+  validPhone,
+} from "./values";
 
-export const QUERY_FIELDS = ["limit", "cursor", "accountId", "email", "updatedSince"];
+export const QUERY_FIELDS = ["limit", "cursor", "accountId", "email", "phone", "updatedSince"];
+export const INCIDENT_QUERY_FIELDS = ["limit", "cursor", "from", "to", "status", "accountId", "phone", "updatedSince"];
 
 const b64url = (ascii: string) => btoa(ascii).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
@@ -34,7 +45,16 @@ const limitValue = fc.oneof(
   fc.integer({ min: -5, max: 300 }).map(String),
 );
 const cursorValue = fc.oneof(
-  { arbitrary: fc.constantFrom(new Sym("plainCursor"), new Sym("accountCursor"), new Sym("foreignCursor")), weight: 3 },
+  {
+    arbitrary: fc.constantFrom(
+      new Sym("plainCursor"),
+      new Sym("accountCursor"),
+      new Sym("contactPhoneCursor"),
+      new Sym("foreignCursor"),
+      new Sym("incidentCursor"),
+    ),
+    weight: 3,
+  },
   { arbitrary: fc.nat().map((n) => new Sym("flippedCursor", n)), weight: 2 },
   fc.base64String({ maxLength: 80 }),
   fc.string({ maxLength: 40 }),
@@ -74,11 +94,20 @@ const otherName = fc.oneof(
   fc.string({ maxLength: 6 }),
 );
 
+/** A phone filter: the org's own phones in any spelling (mostly), another org's, other numbers, junk. */
+const phoneFilter = fc.oneof(
+  { arbitrary: fc.nat().map((n) => new Sym("ownPhone", n)), weight: 4 },
+  { arbitrary: fc.nat().map((n) => new Sym("foreignPhone", n)), weight: 1 },
+  { arbitrary: validPhone, weight: 1 },
+  { arbitrary: fc.oneof(junkPhone, junkString), weight: 2 },
+);
+
 const pair = fc.oneof(
   { arbitrary: fc.tuple(fc.constant("limit"), limitValue), weight: 3 },
   { arbitrary: fc.tuple(fc.constant("cursor"), cursorValue), weight: 3 },
   { arbitrary: fc.tuple(fc.constant("accountId"), accountIdValue), weight: 2 },
   { arbitrary: fc.tuple(fc.constant("email"), fc.oneof(validEmail, junkString)), weight: 2 },
+  { arbitrary: fc.tuple(fc.constant("phone"), phoneFilter), weight: 2 },
   { arbitrary: fc.tuple(fc.constant("updatedSince"), fc.oneof(junkDateTime, validDateTime)), weight: 2 },
   { arbitrary: fc.tuple(otherName, junkString), weight: 1 },
 );
@@ -145,6 +174,12 @@ function limitVerdict(value: string): Verdict {
 
 const isClean = (s: string) => s.isWellFormed() && !s.includes("\u0000");
 
+/** A phone filter (contract 8.1): empty is the contract's "absent" or not, it does not say for a query; else a valid number. */
+function phoneVerdict(value: string): Verdict {
+  if (value.trim() === "") return "unknown";
+  return value.trim().length <= 40 && e164(value) !== null ? "valid" : "invalid";
+}
+
 function queryFieldVerdict(name: string, value: string): Verdict {
   switch (name) {
     case "limit":
@@ -156,16 +191,26 @@ function queryFieldVerdict(name: string, value: string): Verdict {
       return isClean(value) && value.trim().length <= 200 ? "valid" : "unknown";
     case "email":
       return isClean(value) && value.trim().length <= 320 ? "valid" : "unknown";
+    case "phone":
+      return phoneVerdict(value);
+    case "status":
+      // Contract 8.3: scheduled or cancelled; spacing and "" are left open (strings are trimmed, "" is absent).
+      if (value === "scheduled" || value === "cancelled") return "valid";
+      return value.trim() !== value || value === "" ? "unknown" : "invalid";
     default:
       return value.trim() === "" ? "unknown" : dateTimeVerdict(value);
   }
 }
 
+/** What a 422 must say of an invalid value: a phone that is no number is `invalid_phone`, anything else is named only. */
+const invalidEntry = (name: string, value: string): Named =>
+  name === "phone" && value.trim().length <= 40 ? { path: name, code: "invalid_phone" } : { path: name };
+
 const oneCharApart = (a: string, b: string) =>
   a.length === b.length && [...a].filter((ch, i) => ch !== b[i]).length <= 1;
 
-/** Contract 4.3 on a query string: unknown and repeated parameters, each value, then the cursor against its org and filters. */
-export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
+/** Each parameter of a query string against a list's fields: unknown and repeated parameters, then each value. */
+function paramsVerdict(pairs: [string, string][], fields: string[]) {
   const byName = new Map<string, string[]>();
   for (const [name, value] of pairs) byName.set(name, [...(byName.get(name) ?? []), value]);
   const must: Named[] = [];
@@ -177,29 +222,58 @@ export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict
     const verdict =
       name === ""
         ? "unknown"
-        : !QUERY_FIELDS.includes(name)
+        : !fields.includes(name)
           ? "unknown_field"
           : values.length > 1
             ? "invalid"
             : queryFieldVerdict(name, values[0]!);
     if (verdict === "unknown_field") must.push({ path: name, code: "unknown_field" });
-    else if (verdict === "invalid") must.push({ path: name });
+    else if (verdict === "invalid") must.push(values.length > 1 ? { path: name } : invalidEntry(name, values[0]!));
     invalid ||= verdict === "invalid" || verdict === "unknown_field";
     unknown ||= verdict === "unknown";
   }
-  const single = (name: string) => byName.get(name)?.[0];
+  return { byName, must, may, invalid, unknown, single: (name: string) => byName.get(name)?.[0] };
+}
+
+/**
+ * A cursor against the org and filters it was issued for: those issued with
+ * exactly these filters (a filter may be spelled otherwise: the same number,
+ * the same trimmed id) are valid; one character off the first may still
+ * decode to a position of the list (cursors are scoped, not signed); any
+ * other is invalid_cursor.
+ */
+function cursorVerdict(
+  cursor: string,
+  filters: Record<string, string | undefined>,
+  issued: { token: string; filters: Record<string, string> }[],
+): Verdict {
+  if (oneCharApart(cursor, issued[0]!.token) || Object.values(filters).some((f) => f?.trim() === "")) return "unknown";
+  const same = (name: string, given: string | undefined, wanted: string | undefined) => {
+    if (given === undefined || wanted === undefined) return given === wanted;
+    if (name === "phone") return e164(given) === wanted;
+    if (["from", "to", "updatedSince"].includes(name)) return instantOf(given) === instantOf(wanted);
+    return given.trim() === wanted;
+  };
+  const matches = issued.some(
+    (c) => c.token === cursor && Object.keys(filters).every((name) => same(name, filters[name], c.filters[name])),
+  );
+  return matches ? "valid" : "invalid";
+}
+
+/** Contract 4.3 and 8.2 on a contact list's query string: each parameter, then the cursor against its org and filters. */
+export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
+  const { must, may, single, ...v } = paramsVerdict(pairs, QUERY_FIELDS);
+  let { invalid, unknown } = v;
   const cursor = single("cursor");
   if (!invalid && !unknown && cursor !== undefined) {
-    const filters = ["accountId", "email", "updatedSince"].map(single);
-    const noFilters = filters.every((f) => f === undefined);
-    const matches =
-      (cursor === fx.cursors.plain && noFilters) ||
-      (cursor === fx.cursors.account &&
-        single("accountId")?.trim() === fx.accounts[0]!.id &&
-        filters.slice(1).every((f) => f === undefined));
-    // A flipped character may still decode to a position of this org's list (cursors are not signed, only scoped).
-    if (oneCharApart(cursor, fx.cursors.plain) || filters.some((f) => f?.trim() === "")) unknown = true;
-    else if (!matches) {
+    const filters = Object.fromEntries(["accountId", "email", "phone", "updatedSince"].map((f) => [f, single(f)]));
+    const verdict = cursorVerdict(cursor, filters, [
+      { token: fx.cursors.plain, filters: {} },
+      { token: fx.cursors.account, filters: { accountId: fx.accounts[0]!.id } },
+      { token: fx.cursors.phone, filters: { phone: fx.phones[0] } },
+    ]);
+    if (verdict === "unknown") unknown = true;
+    else if (verdict === "invalid") {
       must.push({ path: "cursor", code: "invalid_cursor" });
       invalid = true;
     }
@@ -226,8 +300,12 @@ const CONTACT_KEYS = [
   "updatedAt",
 ];
 
-/** A 200 page: this org's contacts only, at most `limit`, matching the filters, in the contract's shape. */
-export function expectPage(answer: Answer, pairs: [string, string][], fx: Fixture) {
+/**
+ * A 200 page: this org's contacts only, at most `limit`, matching the
+ * filters, in the contract's shape. For a query the oracle found valid and
+ * without a cursor, exactly the first `limit` matching contacts, oldest first.
+ */
+export function expectPage(answer: Answer, pairs: [string, string][], fx: Fixture, verdict: Verdict = "unknown") {
   expect(answer.status, answer.text).toBe(200);
   const value = (name: string) => pairs.find(([n]) => n === name)?.[1];
   const limit = Number(value("limit") ?? 50);
@@ -235,14 +313,33 @@ export function expectPage(answer: Answer, pairs: [string, string][], fx: Fixtur
   expect(data.length).toBeLessThanOrEqual(Number.isFinite(limit) ? limit : 50);
   expect(hasMore).toBe(nextCursor !== null);
   expect(nextCursor === null || typeof nextCursor === "string").toBe(true);
+  const phone = value("phone")?.trim() ? e164(value("phone")!) : undefined;
   for (const contact of data) {
     expect(Object.keys(contact).sort()).toEqual([...CONTACT_KEYS].sort());
     expect(fx.contacts.has(contact.id), `${contact.id} is not a contact of this org`).toBe(true);
     const accountId = value("accountId");
-    if (accountId !== undefined) expect(contact.accountId).toBe(accountId.trim());
+    if (accountId?.trim()) expect(contact.accountId).toBe(accountId.trim());
     const email = value("email");
-    if (email !== undefined) expect(contact.email?.toLowerCase()).toBe(email.trim().toLowerCase());
+    if (email?.trim()) expect(contact.email?.toLowerCase()).toBe(email.trim().toLowerCase());
+    if (phone) expect(fx.contacts.get(contact.id)!.phones, `${contact.id} has not ${phone}`).toContain(phone);
   }
+  if (verdict !== "valid" || value("cursor") !== undefined) return;
+  // Contract 3: strings are trimmed, and an empty one is absent.
+  const filter = (name: string) => value(name)?.trim() || undefined;
+  const since = filter("updatedSince") === undefined ? undefined : instantOf(filter("updatedSince")!);
+  const [accountId, email] = [filter("accountId"), filter("email")?.toLowerCase()];
+  const matching = [...fx.contacts]
+    .filter(
+      ([, c]) =>
+        (accountId === undefined || c.accountId === accountId) &&
+        (email === undefined || c.email?.toLowerCase() === email) &&
+        (phone === undefined || c.phones.includes(phone!)) &&
+        (since === undefined || c.updatedAt >= since),
+    )
+    .sort(([a, x], [b, y]) => x.createdAt - y.createdAt || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([id]) => id);
+  expect(data.map((c: { id: string }) => c.id)).toEqual(matching.slice(0, limit));
+  expect(hasMore).toBe(matching.length > limit);
 }
 
 export interface AccountCase {
@@ -318,7 +415,7 @@ export function accountSegment(id: string, variant: AccountCase["variant"]): str
     case "truncate":
       return id.slice(0, -1);
     case "prefix":
-      return `acct_${id}`;
+      return `${id.slice(0, id.indexOf("_") + 1)}${id}`;
   }
 }
 
@@ -351,4 +448,208 @@ export function expectAccountAnswer(answer: Answer, sentId: string | null, fx: F
   expect(answer.status, answer.text).toBe(200);
   expect(answer.body).toMatchObject({ id: own.id, name: own.name });
   expect(Object.keys(answer.body).sort()).toEqual([...ACCOUNT_KEYS].sort());
+}
+
+// The incident list (contract 8.3): filters from, to, status, accountId, phone, updatedSince.
+
+const instantValue = fc.oneof(
+  { arbitrary: slot, weight: 2 },
+  { arbitrary: validDateTime, weight: 1 },
+  { arbitrary: junkDateTime, weight: 2 },
+);
+const incidentCursorValue = fc.oneof(
+  {
+    arbitrary: fc.constantFrom(
+      new Sym("incidentCursor"),
+      new Sym("incidentStatusCursor"),
+      new Sym("incidentPhoneCursor"),
+      new Sym("foreignIncidentCursor"),
+      new Sym("plainCursor"),
+      new Sym("contactPhoneCursor"),
+    ),
+    weight: 4,
+  },
+  { arbitrary: fc.nat().map((n) => new Sym("flippedIncidentCursor", n)), weight: 2 },
+  { arbitrary: cursorValue, weight: 1 },
+);
+const statusValue = fc.oneof(
+  { arbitrary: fc.constantFrom("scheduled", "cancelled"), weight: 3 },
+  { arbitrary: fc.constantFrom("SCHEDULED", " cancelled", "", "canceled", "active", "scheduled,cancelled"), weight: 1 },
+  { arbitrary: junkString, weight: 1 },
+);
+const incidentOtherName = fc.oneof(
+  fc.constantFrom("From", "TO", "state", "date", "since", "orgId", "id", "sort", "cursor ", "status[]", "phone_number"),
+  fc.string({ maxLength: 6 }),
+);
+
+const incidentPair = fc.oneof(
+  { arbitrary: fc.tuple(fc.constant("limit"), limitValue), weight: 3 },
+  { arbitrary: fc.tuple(fc.constant("cursor"), incidentCursorValue), weight: 3 },
+  { arbitrary: fc.tuple(fc.constantFrom("from", "to", "updatedSince"), instantValue), weight: 3 },
+  { arbitrary: fc.tuple(fc.constant("status"), statusValue), weight: 2 },
+  { arbitrary: fc.tuple(fc.constant("accountId"), accountIdValue), weight: 2 },
+  { arbitrary: fc.tuple(fc.constant("phone"), phoneFilter), weight: 3 },
+  { arbitrary: fc.tuple(incidentOtherName, junkString), weight: 1 },
+);
+
+export const incidentListCases: fc.Arbitrary<ListCase> = fc.record({
+  pairs: fc.array(incidentPair, { maxLength: 5 }),
+  suffix: fc.oneof(
+    { arbitrary: fc.constant(null), weight: 12 },
+    {
+      arbitrary: fc.constantFrom(
+        ...RAW_SUFFIXES,
+        "&status=scheduled&status=cancelled",
+        "&from=2026-01-01T00:00:00%2B01:00",
+      ),
+      weight: 1,
+    },
+  ),
+});
+
+/** list_incidents tool arguments: the query's parameters as an object, some with values of other JSON types. */
+export const incidentListArgCases = fc.array(
+  fc.oneof(
+    { arbitrary: incidentPair, weight: 4 },
+    { arbitrary: fc.tuple(fc.constantFrom(...INCIDENT_QUERY_FIELDS), junkValue), weight: 1 },
+  ),
+  { maxLength: 5 },
+);
+
+const FILTERS = ["from", "to", "status", "accountId", "phone", "updatedSince"];
+const issuedWith = (cursor: IssuedCursor, filters: Record<string, string>) => ({ token: cursor.token, filters });
+
+/** Contract 8.3 on an incident list's query string: each parameter, then the cursor against its org and filters. */
+export function incidentListVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
+  const { must, may, single, ...v } = paramsVerdict(pairs, INCIDENT_QUERY_FIELDS);
+  let { invalid, unknown } = v;
+  const cursor = single("cursor");
+  if (!invalid && !unknown && cursor !== undefined) {
+    const { plain, status, phone } = fx.cursors.incidents;
+    const verdict = cursorVerdict(cursor, Object.fromEntries(FILTERS.map((f) => [f, single(f)])), [
+      issuedWith(plain, {}),
+      issuedWith(status, { status: "scheduled" }),
+      issuedWith(phone, { phone: fx.phones[0] }),
+    ]);
+    if (verdict === "unknown") unknown = true;
+    else if (verdict === "invalid") {
+      must.push({ path: "cursor", code: "invalid_cursor" });
+      invalid = true;
+    }
+  }
+  return { verdict: invalid ? "invalid" : unknown ? "unknown" : "valid", must, may };
+}
+
+const byStart = (a: { dateTime: string; id: string }, b: { dateTime: string; id: string }) =>
+  Date.parse(a.dateTime) - Date.parse(b.dateTime) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * A 200 page of incidents: this org's only, each exactly as it is now (the
+ * GET object), at most `limit`, in (start, id) order. For a query the oracle
+ * found valid, exactly the page the filters and the cursor's position give.
+ */
+export function expectIncidentPage(answer: Answer, pairs: [string, string][], fx: Fixture, verdict: Verdict) {
+  expect(answer.status, answer.text).toBe(200);
+  const value = (name: string) => pairs.find(([n]) => n === name)?.[1];
+  const limit = Number(value("limit") ?? 50);
+  const { data, hasMore, nextCursor } = answer.body;
+  expect(Object.keys(answer.body).sort()).toEqual(["data", "hasMore", "nextCursor"]);
+  expect(data.length).toBeLessThanOrEqual(Number.isFinite(limit) ? limit : 50);
+  expect(hasMore).toBe(nextCursor !== null);
+  expect(nextCursor === null || typeof nextCursor === "string").toBe(true);
+  for (const incident of data)
+    expect(incident, "not this org's incident as it is").toEqual(fx.incidents.get(incident.id));
+  expect([...data].sort(byStart)).toEqual(data);
+  if (verdict !== "valid") return;
+  // Contract 3: strings are trimmed, and an empty one is absent.
+  const filter = (name: string) => value(name)?.trim() || undefined;
+  const at = (name: string) => (filter(name) === undefined ? undefined : instantOf(filter(name)!));
+  const [from, to, since] = [at("from"), at("to"), at("updatedSince")];
+  const phone = filter("phone") === undefined ? undefined : e164(filter("phone")!);
+  const [status, accountId] = [filter("status"), filter("accountId")];
+  const cursor = Object.values(fx.cursors.incidents).find((c) => c.token === value("cursor"));
+  const matching = [...fx.incidents.values()]
+    .filter((incident) => {
+      const start = Date.parse(incident.dateTime);
+      return (
+        (from === undefined || start >= from) &&
+        (to === undefined || start < to) &&
+        (status === undefined || incident.status === status) &&
+        (accountId === undefined || incident.accountId === accountId) &&
+        (phone === undefined || incident.phone === phone) &&
+        (since === undefined || Date.parse(incident.updatedAt) >= since) &&
+        (cursor === undefined ||
+          start > cursor.after.at ||
+          (start === cursor.after.at && incident.id > cursor.after.id))
+      );
+    })
+    .sort(byStart);
+  expect(data).toEqual(matching.slice(0, limit));
+  expect(hasMore).toBe(matching.length > limit);
+}
+
+/** An incident path segment: one of the org's ids (maybe spoiled), another org's, junk, or raw text. */
+export const incidentCases: fc.Arbitrary<AccountCase> = fc.oneof(
+  {
+    arbitrary: fc.record({
+      segment: fc.nat().map((n) => new Sym("ownIncidentId", n)),
+      variant: fc.constantFrom("none", "none", "none", "upper", "space", "suffix", "truncate", "prefix"),
+      raw: fc.constant(false),
+      query,
+    }),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.record({
+      segment: fc.nat().map((n) => new Sym("foreignIncidentId", n)),
+      variant: fc.constant("none"),
+      raw: fc.constant(false),
+      query,
+    }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({
+      segment: fc.oneof(junkString, fc.constantFrom("inc_00000000000000000000000000", "cancel", "reschedule")),
+      variant: fc.constant("none"),
+      raw: fc.constant(false),
+      query,
+    }),
+    weight: 3,
+  },
+  {
+    arbitrary: fc.record({
+      segment: fc.constantFrom(...RAW_SEGMENTS),
+      variant: fc.constant("none"),
+      raw: fc.constant(true),
+      query,
+    }),
+    weight: 1,
+  },
+) as fc.Arbitrary<AccountCase>;
+
+/** get_incident tool arguments: an id (own, foreign, junk of any type, or none) and maybe other members. */
+export const incidentArgCases = fc.record(
+  {
+    id: fc.oneof(
+      fc.nat().map((n) => new Sym("ownIncidentId", n)),
+      fc.nat().map((n) => new Sym("foreignIncidentId", n)),
+      junkValue.filter((v) => !["", ".", ".."].includes(v as string)),
+    ),
+    extra: fc.dictionary(fc.constantFrom("orgId", "limit", "status", "x", "__proto__"), junkValue, { maxKeys: 2 }),
+  },
+  { requiredKeys: ["extra"] },
+);
+
+/** 200 with exactly this incident as it is now for one of the org's own ids; any other id is a 404. */
+export function expectIncidentAnswer(answer: Answer, sentId: string | null, fx: Fixture) {
+  const own = sentId === null ? undefined : fx.incidents.get(sentId);
+  if (!own) {
+    expect(answer.status, answer.text).toBe(404);
+    // A segment that is not one ("", "." and ".." turn the URL into another path) is an unknown path.
+    expect(["incident_not_found", "not_found"]).toContain(answer.body.code);
+    return;
+  }
+  expect(answer.status, answer.text).toBe(200);
+  expect(answer.body).toEqual(own);
 }

@@ -21,7 +21,26 @@ export type SymKind =
   | "accountCursor"
   | "foreignCursor"
   | "flippedCursor"
-  | "slot";
+  | "slot"
+  /** One of the org's incidents (the n-th, in the order they were booked), or a booking made just before the request. */
+  | "ownIncidentId"
+  | "freshIncidentId"
+  | "foreignIncidentId"
+  /** The start of the slot the n-th incident holds now (so that a reschedule there is a no-op). */
+  | "heldSlot"
+  /** A slot of the org that its bookings fill (capacity 2, both places taken). */
+  | "fullSlot"
+  /** One of the phones the org's contacts, accounts and incidents carry, written in the n-th spelling. */
+  | "ownPhone"
+  | "foreignPhone"
+  /** Cursors of the incident list: without filters, for status=scheduled, for phone = the org's first phone. */
+  | "incidentCursor"
+  | "incidentStatusCursor"
+  | "incidentPhoneCursor"
+  | "foreignIncidentCursor"
+  | "flippedIncidentCursor"
+  /** The contact list's cursor for phone = the org's first phone. */
+  | "contactPhoneCursor";
 
 export const LONE_SURROGATES = ["\uD800", "\uDBFF", "\uDC00", "\uDFFF", "a\uD83Db", "\uDE00x"];
 
@@ -304,3 +323,56 @@ export const UNKNOWN_KEYS = [
   "extra",
   "😀",
 ];
+
+/**
+ * Phone numbers as callers and agents write them: valid US numbers in many
+ * spellings (read in the org's country, US), international ones with "+",
+ * and near misses (too short, too long, letters, unassigned prefixes). The
+ * exchange 555 is left to the fixtures' own phones, so that a generated
+ * number never is one of another org's.
+ */
+const digits = (n: number) => fc.stringMatching(new RegExp(`^[0-9]{${n}}$`));
+const usNumber = fc
+  .tuple(
+    fc.integer({ min: 200, max: 999 }),
+    fc.integer({ min: 200, max: 999 }).filter((x) => x !== 555),
+    digits(4),
+  )
+  .map(([area, exchange, line]) => [String(area), String(exchange), line] as const);
+const US_SPELLINGS: ((n: readonly [string, string, string]) => string)[] = [
+  ([a, e, l]) => `+1${a}${e}${l}`,
+  ([a, e, l]) => `+1 ${a} ${e} ${l}`,
+  ([a, e, l]) => `(${a}) ${e}-${l}`,
+  ([a, e, l]) => `${a}-${e}-${l}`,
+  ([a, e, l]) => `${a}.${e}.${l}`,
+  ([a, e, l]) => `1${a}${e}${l}`,
+  ([a, e, l]) => ` ${a}${e}${l} `,
+  ([a, e, l]) => `+1-${a}-${e}-${l} ext. 7`,
+];
+export const validPhone = fc.oneof(
+  fc.tuple(usNumber, fc.nat(US_SPELLINGS.length - 1)).map(([n, i]) => US_SPELLINGS[i]!(n)),
+  fc.constantFrom("+33 6 12 34 56 78", "+49 30 1234567", "+61 2 9876 5432", "+81 3-1234-5678", "+1 800 234 0100"),
+);
+export const junkPhone = fc.oneof(
+  fc.constantFrom(
+    "911",
+    "0",
+    "+",
+    "+1",
+    "1234567890",
+    "+1 555 555 5555",
+    "+1917234567",
+    "+19172345678000",
+    "020 7946 1000",
+    "+999 123",
+    "phone",
+    "ask for Bob",
+    "+1 (917) 234-5678 and +1 (917) 234-5679",
+    "\u0000+19172345678",
+    "+1\u00009172345678",
+    "+1 917 234 5678".padEnd(41, "0"),
+  ),
+  digits(3),
+  digits(12),
+  validPhone.map((p) => `${p}x`.replace(/\d/, "")),
+);
