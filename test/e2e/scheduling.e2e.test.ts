@@ -265,12 +265,18 @@ describe("the agent flow: find, check, book, see it gone", () => {
     expect(booked.status, booked.text).toBe(200);
     expect(booked.body).toEqual({
       id: expect.stringMatching(/^inc_/),
+      status: "scheduled",
       dateTime: first.start,
       clientName: "Ann Agent",
       insectName: "wasps",
       accountId: null,
+      phone: null,
+      notes: null,
       appointment: { ...first, remaining: 0 },
       createdAt: expect.stringMatching(ISO),
+      updatedAt: booked.body.createdAt,
+      cancelledAt: null,
+      cancelReason: null,
     });
 
     const after = await appointments(orgA, from, 3);
