@@ -81,11 +81,12 @@ async function execute(sql: string): Promise<void> {
 beforeAll(async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-incidents-"));
   stateDir = dir;
-  // The server boots while the migrations run and the orgs are provisioned: it
-  // touches the database only when a request needs it, and /health does not.
+  // Migrations first: a server starting beside them meets their lock
+  // (SQLITE_BUSY kills the migrating workerd). It boots while the orgs are
+  // provisioned: it touches the database only when a request needs it.
+  await applyMigrations(dir);
   const dev = await DevServer.start(dir, await freePort());
   server = dev;
-  await applyMigrations(dir);
   // Two chains at once, each through its own process; a write that meets the
   // other's lock is tried again (the CLI does so itself, execute() here).
   const provisionA = async () => {
