@@ -215,3 +215,123 @@ export const idempotencyKeys = sqliteTable(
     index("idempotency_keys_created").on(t.createdAt),
   ],
 );
+
+export const EVENT_TYPES = [
+  "lead.created",
+  "contact.created",
+  "incident.created",
+  "incident.rescheduled",
+  "incident.cancelled",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The outbox (contract 9.1): one row per change, inserted by the change's own
+ * batch. `seq` is assigned by the database at insert, and D1 commits one
+ * write at a time, so seq order is commit order (AUTOINCREMENT: never
+ * reused, even once the newest rows are purged). `body` is the event JSON as
+ * listed and delivered. `enqueued_at` is null while the event still has to be
+ * sent to the delivery queue (it had subscribers when recorded).
+ */
+export const events = sqliteTable(
+  "events",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    id: text("id").notNull(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    type: text("type").$type<EventType>().notNull(),
+    createdAt: integer("created_at").notNull(),
+    body: text("body").notNull(),
+    enqueuedAt: integer("enqueued_at"),
+  },
+  (t) => [
+    uniqueIndex("events_id").on(t.id),
+    index("events_org_seq").on(t.orgId, t.seq),
+    index("events_org_type_seq").on(t.orgId, t.type, t.seq),
+    // The 30-day purge, across all orgs.
+    index("events_created").on(t.createdAt),
+    // The sweep: events recorded with subscribers but not yet sent to the queue.
+    index("events_unenqueued").on(t.createdAt).where(sql`${t.enqueuedAt} IS NULL`),
+  ],
+);
+
+export type EndpointStatus = "enabled" | "disabled";
+
+/** Webhook endpoints (contract 9.2); `events` is the JSON array of subscribed types. */
+export const webhookEndpoints = sqliteTable(
+  "webhook_endpoints",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    url: text("url").notNull(),
+    events: text("events", { mode: "json" }).$type<EventType[]>().notNull(),
+    status: text("status").$type<EndpointStatus>().notNull().default("enabled"),
+    createdAt: integer("created_at").notNull(),
+    disabledAt: integer("disabled_at"),
+  },
+  (t) => [index("webhook_endpoints_org").on(t.orgId, t.createdAt)],
+);
+
+/**
+ * An endpoint's signing secrets, AES-GCM ciphertext only (never the secret in
+ * the clear). The current one has no expiry; after a rotation the previous one
+ * expires 24 h later and signs beside the new one until then.
+ */
+export const webhookSecrets = sqliteTable(
+  "webhook_secrets",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    endpointId: text("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    ciphertext: text("ciphertext").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at"),
+  },
+  (t) => [index("webhook_secrets_endpoint").on(t.endpointId)],
+);
+
+export type DeliveryStatus = "delivered" | "retrying" | "failed";
+
+/** Every delivery attempt (contract 9.3), newest last by id; kept 30 days. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    eventId: text("event_id").notNull(),
+    endpointId: text("endpoint_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    status: text("status").$type<DeliveryStatus>().notNull(),
+    httpStatus: integer("http_status"),
+    durationMs: integer("duration_ms").notNull(),
+    error: text("error"),
+    at: integer("at").notNull(),
+  },
+  (t) => [
+    index("webhook_deliveries_org").on(t.orgId, t.id),
+    index("webhook_deliveries_org_event").on(t.orgId, t.eventId, t.endpointId, t.at),
+    index("webhook_deliveries_org_endpoint").on(t.orgId, t.endpointId, t.id),
+    index("webhook_deliveries_at").on(t.at),
+  ],
+);
+
+/** `webhook replay` requests, sent to the delivery queue by the next sweep (the CLI has no queue of its own). */
+export const webhookReplays = sqliteTable("webhook_replays", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  orgId: text("org_id")
+    .notNull()
+    .references(() => orgs.id),
+  eventId: text("event_id").notNull(),
+  endpointId: text("endpoint_id").notNull(),
+  requestedAt: integer("requested_at").notNull(),
+});

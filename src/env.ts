@@ -1,6 +1,7 @@
 import type { Db } from "./db/client";
 import type { HeldKey } from "./db/idempotency";
 import type { Schedule } from "./scheduling/schedule";
+import type { DeliveryMessage } from "./webhooks/queue";
 
 /** The authenticated org, as the auth middleware read it. */
 export interface Org {
@@ -17,6 +18,12 @@ export interface Bindings {
   RATE_LIMITER: RateLimit;
   /** Seconds of the rate limiter's window, sent as Retry-After. */
   RATE_LIMIT_PERIOD: string;
+  /** The webhook delivery queue (contract 9.3): producer and consumer are this worker. */
+  WEBHOOKS: Queue<DeliveryMessage>;
+  /** Worker secret: the AES-GCM key of endpoint secrets (base64 of 32 bytes). */
+  WEBHOOK_SECRET_KEY?: string;
+  /** "true" in `.dev.vars` only: the published development key is accepted. */
+  LOCAL_DEVELOPMENT?: string;
 }
 
 export interface Variables {

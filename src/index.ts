@@ -1,14 +1,28 @@
 import app from "./app";
 import { createDb } from "./db/client";
+import { purgeEvents } from "./db/events";
 import { purgeExpiredKeys } from "./db/idempotency";
+import { purgeWebhooks } from "./db/webhooks";
 import type { Bindings } from "./env";
+import { deliverBatch } from "./webhooks/deliver";
+import type { DeliveryMessage } from "./webhooks/queue";
+import { sweep } from "./webhooks/sweep";
+
+/** wrangler.toml [triggers]: the sweep every minute, the purges hourly. */
+export const SWEEP_CRON = "* * * * *";
 
 export default {
   fetch: app.fetch,
-  // Hourly (wrangler.toml [triggers]): expired Idempotency-Key records go by
-  // their created_at index. Requests never depend on it: an expired record is
+  // Requests never depend on the purges: an expired Idempotency-Key record is
   // treated as absent whether or not it was purged yet.
   scheduled(controller, env, ctx) {
-    ctx.waitUntil(purgeExpiredKeys(createDb(env.DB), controller.scheduledTime));
+    const db = createDb(env.DB);
+    const now = controller.scheduledTime;
+    if (controller.cron === SWEEP_CRON) {
+      ctx.waitUntil(sweep(env, db, now));
+      return;
+    }
+    ctx.waitUntil(Promise.all([purgeExpiredKeys(db, now), purgeEvents(db, now), purgeWebhooks(db, now)]));
   },
-} satisfies ExportedHandler<Bindings>;
+  queue: (batch, env) => deliverBatch(batch, env),
+} satisfies ExportedHandler<Bindings, DeliveryMessage>;

@@ -10,15 +10,9 @@ import { isPhoneCountry } from "../lib/phones";
 import { isTimeZone } from "../scheduling/schedule";
 import { CliError } from "./errors";
 import { parseAccountsFile, parseScheduleFile } from "./files";
+import { type Command, type Flags, required, WEBHOOK_COMMANDS } from "./webhooks";
 
-export type Flags = Record<string, string | boolean | undefined>;
-type Command = (db: Db, flags: Flags) => Promise<object>;
-
-const required = (flags: Flags, name: string): string => {
-  const value = flags[name];
-  if (typeof value !== "string" || value.trim() === "") throw new CliError(`--${name} is required`);
-  return value.trim();
-};
+export type { CliEnv, Flags } from "./webhooks";
 
 /** `value`, or the CLI's error when the database found nothing. */
 function found<T>(value: T | null, message: string): T {
@@ -79,5 +73,6 @@ export const COMMANDS: Record<string, Command> = {
     if (org !== undefined && !(await orgExists(db, org))) throw new CliError(unknownOrg(f));
     return backfillPhones(db, org);
   },
+  ...WEBHOOK_COMMANDS,
   "demo seed": (db) => seedDemo(db),
 };

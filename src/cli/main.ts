@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { createDb } from "../db/client";
 import { connect, type Target } from "../db/connect";
+import { keyProblem } from "../webhooks/key";
 import { COMMANDS } from "./commands";
 import { CliError } from "./errors";
 
@@ -22,6 +23,16 @@ Commands:
   phones backfill [--org ORG]                 store the E.164 form of every contact, account and lead
                                               phone (rows from before it existed, or after a change of
                                               country); batched, safe to run again
+  webhook add --org ORG --url URL [--events TYPE,...]
+                                              add a webhook endpoint (at most 10); prints its secret once
+  webhook list --org ORG                      list endpoints (never the secrets)
+  webhook remove --org ORG --endpoint ID      remove an endpoint
+  webhook rotate-secret --org ORG --endpoint ID
+                                              new secret (shown once); the old one signs beside it for 24 h
+  webhook deliveries --org ORG [--endpoint ID] [--event ID] [--limit N]
+                                              delivery attempts, newest first (100 by default, at most 1000)
+  webhook replay --org ORG --event ID [--endpoint ID]
+                                              send an event again (by the next minute's sweep)
   demo seed                                   seed the demo org (local state only)`;
 
 async function main(argv: string[]): Promise<number> {
@@ -41,6 +52,11 @@ async function main(argv: string[]): Promise<number> {
       org: { type: "string" },
       key: { type: "string" },
       file: { type: "string" },
+      url: { type: "string" },
+      events: { type: "string" },
+      endpoint: { type: "string" },
+      event: { type: "string" },
+      limit: { type: "string" },
     },
   });
   const name = positionals.join(" ");
@@ -57,9 +73,15 @@ async function main(argv: string[]): Promise<number> {
     throw new CliError("the demo org has public credentials; it is never seeded with --remote");
 
   const target: Target = { remote: flags.remote === true, persistTo: flags["persist-to"] };
-  const { d1, dispose } = await connect(target);
+  const { d1, keyEnv, dispose } = await connect(target);
+  const webhookKey = () => {
+    const problem = keyProblem(keyEnv);
+    if (problem)
+      throw new CliError(target.remote ? `${problem}; export it as WEBHOOK_SECRET_KEY for --remote` : problem);
+    return keyEnv.WEBHOOK_SECRET_KEY!;
+  };
   try {
-    const result = await whileLocked(() => command(createDb(d1), flags));
+    const result = await whileLocked(() => command(createDb(d1), flags, { webhookKey }));
     await write(flags.json ? `${JSON.stringify(result)}\n` : humanReadable(result));
   } finally {
     await dispose();
@@ -89,9 +111,14 @@ async function whileLocked<T>(run: () => Promise<T>, attempts = 5): Promise<T> {
 function humanReadable(result: object): string {
   if ("weeklyHours" in result) return `${JSON.stringify(result, null, 2)}\n`;
   const lines = Object.entries(result).map(([key, value]) =>
-    Array.isArray(value) ? `${key}: ${value.length} (use --json for the list)` : `${key}: ${value}`,
+    !Array.isArray(value)
+      ? `${key}: ${value}`
+      : value.every((item) => typeof item === "string")
+        ? `${key}: ${value.join(", ")}`
+        : `${key}: ${value.length} (use --json for the list)`,
   );
   if ("apiKey" in result && "keyId" in result) lines.push("Store the API key now: it is shown only once.");
+  if ("secret" in result) lines.push("Store the signing secret now: it is shown only once.");
   return `${lines.join("\n")}\n`;
 }
 

@@ -6,6 +6,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { getPlatformProxy } from "wrangler";
+import type { KeyEnv } from "../webhooks/key";
 
 export interface Target {
   remote: boolean;
@@ -15,7 +16,7 @@ export interface Target {
 export const projectRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 export async function connect(target: Target) {
-  const proxy = await getPlatformProxy<{ DB: D1Database }>({
+  const proxy = await getPlatformProxy<{ DB: D1Database } & KeyEnv>({
     configPath: path.join(projectRoot, "wrangler.toml"),
     ...(target.remote
       ? { environment: "admin-remote", remoteBindings: true }
@@ -26,5 +27,11 @@ export async function connect(target: Target) {
           },
         }),
   });
-  return { d1: proxy.env.DB, dispose: () => proxy.dispose() };
+  // The webhook key: locally the one `wrangler dev` uses (.dev.vars); for the
+  // deployed database the operator's own, from the environment (the Worker
+  // secret cannot be read back), and never the local default.
+  const keyEnv: KeyEnv = target.remote
+    ? { WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY }
+    : { WEBHOOK_SECRET_KEY: proxy.env.WEBHOOK_SECRET_KEY, LOCAL_DEVELOPMENT: proxy.env.LOCAL_DEVELOPMENT };
+  return { d1: proxy.env.DB, keyEnv, dispose: () => proxy.dispose() };
 }

@@ -6,6 +6,7 @@ import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { ContactFilters, NewContact } from "../schemas/contacts";
 import { type Db, inColumnOrder, insertWhere } from "./client";
+import { recordEvent } from "./events";
 import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
 import { hasPhone } from "./phones";
 
@@ -22,7 +23,7 @@ export interface ContactWrite {
 }
 
 /**
- * Stores a contact and returns its JSON; null when `accountId` names no
+ * Stores a contact and its contact.created event and returns its JSON; null when `accountId` names no
  * account of this org. The account check and the insert are one conditional
  * statement, so a contact can never be linked to another org's account, and
  * nothing is written on failure.
@@ -45,13 +46,15 @@ export async function createContact(
     contact.accountId === null
       ? sql`1`
       : sql`EXISTS (SELECT 1 FROM ${accounts} WHERE ${and(eq(accounts.orgId, orgId), eq(accounts.id, contact.accountId))})`;
-  const insert = insertWhere(db, contacts, row, accountExists);
-  if (!held) return (await insert).meta.changes === 1 ? { body, recorded: false } : null;
-  const [inserted, recorded] = await db.batch([
-    insert,
-    recordWithWrite(db, { held, table: contacts, id: row.id, body }),
+  const event = recordEvent(db, { orgId, type: "contact.created", now, table: contacts, rowId: row.id, data: body });
+  const [inserted, , endpoints, recorded] = await db.batch([
+    insertWhere(db, contacts, row, accountExists),
+    event.insert,
+    event.endpoints,
+    ...(held ? [recordWithWrite(db, { held, table: contacts, id: row.id, body })] : []),
   ]);
-  return inserted.meta.changes === 1 ? { body, recorded: recorded.length === 1 } : null;
+  if (inserted.meta.changes !== 1) return null;
+  return { body, recorded: recorded?.length === 1, event: event.finish(true, endpoints) };
 }
 
 export interface ContactPageQuery {

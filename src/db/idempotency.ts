@@ -1,6 +1,7 @@
 import { and, eq, exists, isNull, lt, lte, or, type SQL } from "drizzle-orm";
 import { type contacts, idempotencyKeys, type incidents, type leads } from "../../drizzle/schema";
 import type { Db } from "./client";
+import type { RecordedEvent } from "./events";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const ABANDONED_CLAIM_MS = 60_000;
@@ -21,6 +22,8 @@ export interface HeldKey {
 export interface Written {
   body: string;
   recorded: boolean;
+  /** The event the write's batch recorded (contract 9.1), for the write path to send to the delivery queue. */
+  event?: RecordedEvent;
 }
 
 /**

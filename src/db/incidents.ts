@@ -6,6 +6,7 @@ import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Booking, type SlotTimes, slotView } from "../scheduling/slots";
 import { type Db, inColumnOrder, insertWhere } from "./client";
+import { recordEvent } from "./events";
 import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
 
 export type IncidentRow = typeof incidents.$inferSelect;
@@ -118,23 +119,35 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
   const hasRoom = sql`(SELECT count(*) FROM ${incidents} WHERE ${holding(org, slot)}) < ${org.schedule.capacity}`;
   const insert = insertWhere(db, incidents, { ...row, accountId: accountOf }, hasRoom);
 
-  const view = incidentView(row, org.schedule.timeZone);
-  const body = sql`json_set(${JSON.stringify(view)},
-    '$.accountId', (SELECT ${incidents.accountId} FROM ${incidents} WHERE ${eq(incidents.id, id)}),
+  const view = sql`json_set(${JSON.stringify(incidentView(row, org.schedule.timeZone))},
+    '$.accountId', (SELECT ${incidents.accountId} FROM ${incidents} WHERE ${eq(incidents.id, id)}))`;
+  const body = sql`json_set(${view},
     '$.appointment.remaining', (SELECT CAST(max(0, ${org.schedule.capacity} - count(*)) AS INTEGER) FROM ${incidents} WHERE ${holding(org, slot)}))`;
   const select = db
     .select({ body: sql<string>`${body}` })
     .from(incidents)
     .where(and(eq(incidents.orgId, org.id), eq(incidents.id, id)));
-  const [inserted, answer] = await db.batch([
+  // The event's data is the incident resource, which has no `remaining`.
+  const event = recordEvent(db, {
+    orgId: org.id,
+    type: "incident.created",
+    now,
+    table: incidents,
+    rowId: id,
+    data: view,
+  });
+  const [inserted, , endpoints, answer] = await db.batch([
     insert,
+    event.insert,
+    event.endpoints,
     held ? recordWithWrite(db, { held, table: incidents, id, body }) : select,
   ]);
   if (inserted.meta.changes !== 1) return null;
-  if (answer[0]?.body) return { body: answer[0].body, recorded: held !== undefined };
+  const recorded = event.finish(true, endpoints);
+  if (answer[0]?.body) return { body: answer[0].body, recorded: held !== undefined, event: recorded };
   // Booked, but the held claim had lapsed (taken over after 60 s): not recorded.
   const [booked] = await select;
-  return { body: booked!.body, recorded: false };
+  return { body: booked!.body, recorded: false, event: recorded };
 }
 
 export async function getIncident(db: Db, orgId: string, id: string): Promise<IncidentRow | undefined> {
@@ -192,11 +205,27 @@ export async function changeIncident(
     .where(and(eq(incidents.orgId, org.id), eq(incidents.id, seen.id)));
   // The record's own check that the change is in place: the row as changed.
   const state = and(eq(incidents.status, status), eq(incidents.startsAt, startsAt), eq(incidents.updatedAt, updatedAt));
-  const [updated, [now], recorded] = held
-    ? await db.batch([update, current, recordWithWrite(db, { held, table: incidents, id: seen.id, body, state })])
-    : [...(await db.batch([update, current])), undefined];
+  const rescheduled = status === "scheduled";
+  const previous = rescheduled ? incidentView(seen, org.schedule.timeZone) : undefined;
+  const event = recordEvent(db, {
+    orgId: org.id,
+    type: rescheduled ? "incident.rescheduled" : "incident.cancelled",
+    now: updatedAt,
+    table: incidents,
+    rowId: seen.id,
+    state,
+    data: body,
+    ...(previous && { previous: { dateTime: previous.dateTime, appointment: previous.appointment } }),
+  });
+  const [updated, [now], , endpoints, recorded] = await db.batch([
+    update,
+    current,
+    event.insert,
+    event.endpoints,
+    ...(held ? [recordWithWrite(db, { held, table: incidents, id: seen.id, body, state })] : []),
+  ]);
   if (updated.meta.changes !== 1) return { current: now };
-  return { written: { body, recorded: recorded?.length === 1 } };
+  return { written: { body, recorded: recorded?.length === 1, event: event.finish(true, endpoints) } };
 }
 
 /** Another incident's booking of `slot` leaves room for this one: the room a reschedule needs. */

@@ -4,6 +4,7 @@ import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder } from "./client";
+import { recordEvent } from "./events";
 import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
 
 type LeadRow = typeof leads.$inferSelect;
@@ -18,7 +19,7 @@ export interface LeadWrite {
   held?: HeldKey;
 }
 
-/** Stores a lead and returns its JSON, in one round trip. */
+/** Stores a lead and its lead.created event and returns its JSON, in one round trip. */
 export async function createLead(db: Db, { orgId, country, lead, now, held }: LeadWrite): Promise<Written> {
   const row = inColumnOrder(leads, {
     ...lead,
@@ -28,13 +29,14 @@ export async function createLead(db: Db, { orgId, country, lead, now, held }: Le
     createdAt: now,
   });
   const body = JSON.stringify(leadView(row));
-  const insert = db.insert(leads).values(row);
-  if (!held) {
-    await insert;
-    return { body, recorded: false };
-  }
-  const [, recorded] = await db.batch([insert, recordWithWrite(db, { held, table: leads, id: row.id, body })]);
-  return { body, recorded: recorded.length === 1 };
+  const event = recordEvent(db, { orgId, type: "lead.created", now, table: leads, rowId: row.id, data: body });
+  const [, , endpoints, recorded] = await db.batch([
+    db.insert(leads).values(row),
+    event.insert,
+    event.endpoints,
+    ...(held ? [recordWithWrite(db, { held, table: leads, id: row.id, body })] : []),
+  ]);
+  return { body, recorded: recorded?.length === 1, event: event.finish(true, endpoints) };
 }
 
 export function leadView({ orgId: _org, mobileE164: _m, businessE164: _b, ...lead }: LeadRow) {

@@ -12,6 +12,7 @@ import { claimKey, type HeldKey, releaseKey, storeOutcome, type Written } from "
 import type { AppEnv } from "../env";
 import { ApiError, validationFailed } from "../http/problem";
 import { sha256Hex } from "../lib/hash";
+import { enqueueEvent } from "../webhooks/queue";
 
 const KEY = /^[\x20-\x7e]{1,255}$/;
 
@@ -70,8 +71,19 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   }
 });
 
-/** The 200 JSON answer of a write; `recorded` tells the middleware above that the write's batch stored it. */
-export function writtenResponse(c: Context<AppEnv>, { body, recorded }: Written): Response {
+/**
+ * The 200 JSON answer of a write; `recorded` tells the middleware above that
+ * the write's batch stored it. The event the batch recorded goes to the
+ * delivery queue once the answer is on its way (a failed send is the sweep's).
+ */
+export function writtenResponse(c: Context<AppEnv>, { body, recorded, event }: Written): Response {
   if (recorded) c.set("recorded", true);
+  if (event && event.endpoints.length > 0) {
+    c.executionCtx.waitUntil(
+      enqueueEvent(c.env, c.var.db, event, Date.now()).catch((error) =>
+        console.error(JSON.stringify({ webhook: "enqueue failed", eventId: event.id, error: String(error) })),
+      ),
+    );
+  }
   return c.body(body, 200, { "Content-Type": "application/json" });
 }

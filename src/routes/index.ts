@@ -4,6 +4,7 @@
 import { accountOperations } from "./accounts";
 import { aiAgentOperations } from "./ai-agent";
 import { contactOperations } from "./contacts";
+import { eventOperations } from "./events";
 import { incidentOperations } from "./incidents";
 import { leadOperations } from "./leads";
 import type { Operation } from "./operation";
@@ -14,4 +15,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...contactOperations,
   ...accountOperations,
   ...incidentOperations,
+  ...eventOperations,
 ];

@@ -139,6 +139,38 @@ export const incidentPage = z
   .object({ data: z.array(incident), hasMore: z.boolean(), nextCursor: z.string().nullable() })
   .meta({ id: "IncidentPage" });
 
+const eventFields = {
+  id: z
+    .string()
+    .meta({ example: "evt_01m81r170vt72z173z69cgy8ce", description: "Also the webhook-id of its deliveries" }),
+  timestamp: iso.meta({ description: "When the change was made" }),
+};
+
+/** An event (contract 9.1): the resource as it was right after the change. */
+export const event = z
+  .discriminatedUnion("type", [
+    z.object({ ...eventFields, type: z.literal("lead.created"), data: lead }),
+    z.object({ ...eventFields, type: z.literal("contact.created"), data: contact }),
+    z.object({ ...eventFields, type: z.enum(["incident.created", "incident.cancelled"]), data: incident }),
+    z.object({
+      ...eventFields,
+      type: z.literal("incident.rescheduled"),
+      data: incident,
+      previous: z
+        .object({ dateTime: iso, appointment: incidentFields.appointment })
+        .meta({ description: "The appointment before the move" }),
+    }),
+  ])
+  .meta({ id: "Event" });
+
+export const eventPage = z
+  .object({
+    data: z.array(event),
+    hasMore: z.boolean(),
+    nextCursor: z.string().meta({ description: "Never null: call again with it later for the events after these" }),
+  })
+  .meta({ id: "EventPage" });
+
 export const caller = z
   .object({
     phone: z.string().meta({ example: "+19175550134" }),

@@ -1,0 +1,118 @@
+// The outbox of contract 9.1. A change's batch also runs recordEvent's two
+// statements: the event row, inserted only if the change is in place (so the
+// change and its event commit together or not at all), and the endpoints
+// subscribed to it, which the write path then sends to the delivery queue.
+import { and, eq, gt, isNull, lt, type SQL, sql } from "drizzle-orm";
+import type { contacts } from "../../drizzle/schema";
+import { type EventType, events, type incidents, type leads, webhookEndpoints } from "../../drizzle/schema";
+import { toIso } from "../lib/datetime";
+import { newId } from "../lib/ids";
+import { type Db, insertWhere } from "./client";
+
+export const EVENT_RETENTION_MS = 30 * 86_400_000;
+
+/** An event recorded by a committed change: what the write path sends to the delivery queue. */
+export interface RecordedEvent {
+  orgId: string;
+  id: string;
+  createdAt: number;
+  /** The endpoints subscribed to it when it was recorded (none: nothing to send). */
+  endpoints: string[];
+}
+
+export interface EventRecord {
+  orgId: string;
+  type: EventType;
+  now: number;
+  /** The row the change wrote, and its state once changed: the event is recorded only if it is so. */
+  table: typeof leads | typeof contacts | typeof incidents;
+  rowId: string;
+  state?: SQL;
+  /** The resource after the change, as JSON text or as SQL that computes it in the batch. */
+  data: string | SQL;
+  previous?: object;
+}
+
+/** Enabled endpoints of the org subscribed to `type`. */
+const subscribedTo = (orgId: string, type: EventType) =>
+  and(
+    eq(webhookEndpoints.orgId, orgId),
+    eq(webhookEndpoints.status, "enabled"),
+    sql`EXISTS (SELECT 1 FROM json_each(${webhookEndpoints.events}) WHERE value = ${type})`,
+  );
+
+/**
+ * The statements a change's batch runs to record its event: the insert (only
+ * if row `rowId` is in `state`), then the subscribed endpoints' ids. `finish`
+ * turns their results into the recorded event (undefined if the change did not apply).
+ */
+export function recordEvent(db: Db, record: EventRecord) {
+  const { orgId, type, now, table, rowId, state, data, previous } = record;
+  const id = newId("evt", now);
+  const body = sql`json_object('id', ${id}, 'type', ${type}, 'timestamp', ${toIso(now)}, 'data', json(${data})${
+    previous ? sql`, 'previous', json(${JSON.stringify(previous)})` : sql``
+  })`;
+  const subscribed = sql`EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(orgId, type)})`;
+  const changed = sql`EXISTS (SELECT 1 FROM ${table} WHERE ${and(eq(table.orgId, orgId), eq(table.id, rowId), state)})`;
+  const insert = insertWhere(
+    db,
+    events,
+    {
+      seq: sql`NULL`,
+      id,
+      orgId,
+      type,
+      createdAt: now,
+      body,
+      // Nothing to send: already as good as enqueued.
+      enqueuedAt: sql`CASE WHEN ${subscribed} THEN NULL ELSE ${now} END`,
+    },
+    changed,
+  );
+  const endpoints = db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
+  const finish = (applied: boolean, subscribers: { id: string }[]): RecordedEvent | undefined =>
+    applied ? { orgId, id, createdAt: now, endpoints: subscribers.map((e) => e.id) } : undefined;
+  return { insert, endpoints, finish };
+}
+
+/** Marks an event sent to the delivery queue, so that the sweep leaves it alone. */
+export async function markEnqueued(db: Db, orgId: string, id: string, now: number) {
+  await db
+    .update(events)
+    .set({ enqueuedAt: now })
+    .where(and(eq(events.orgId, orgId), eq(events.id, id)));
+}
+
+/** Events recorded with subscribers more than `olderThanMs` ago that never reached the queue, oldest first. */
+export async function unenqueuedEvents(db: Db, now: number, olderThanMs: number, limit: number) {
+  return db
+    .select({ orgId: events.orgId, id: events.id, type: events.type, createdAt: events.createdAt })
+    .from(events)
+    .where(and(isNull(events.enqueuedAt), lt(events.createdAt, now - olderThanMs)))
+    .orderBy(events.createdAt)
+    .limit(limit);
+}
+
+export interface EventPageQuery {
+  orgId: string;
+  type?: EventType;
+  /** The seq of the last event already seen (0: from the start). */
+  after: number;
+  limit: number;
+}
+
+/** One page in commit order (seq), read by keyset from (org, seq) or (org, type, seq). */
+export async function listEvents(db: Db, { orgId, type, after, limit }: EventPageQuery) {
+  const rows = await db
+    .select({ seq: events.seq, id: events.id, body: events.body })
+    .from(events)
+    .where(and(eq(events.orgId, orgId), type === undefined ? undefined : eq(events.type, type), gt(events.seq, after)))
+    .orderBy(events.seq)
+    .limit(limit + 1);
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+}
+
+/** The hourly purge: events older than 30 days. */
+export async function purgeEvents(db: Db, now: number) {
+  await db.delete(events).where(lt(events.createdAt, now - EVENT_RETENTION_MS));
+}
