@@ -1,6 +1,9 @@
 // `npm run dev`: migrate the local database, seed the demo org (idempotent),
 // then serve on http://127.0.0.1:8787. Extra arguments go to `wrangler dev`.
-import { spawnSync } from "node:child_process";
+// wrangler dev runs no Cron Triggers by itself: this script fires the
+// minute's one (the webhook sweep, which also sends `webhook replay`s) through
+// wrangler's local trigger URL, as Cloudflare would.
+import { spawn, spawnSync } from "node:child_process";
 
 const env = {
   ...process.env,
@@ -15,4 +18,15 @@ const step = (args: string[]) => {
 
 step(["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 step(["tsx", "src/cli/main.ts", "demo", "seed", "--local"]);
-step(["wrangler", "dev", "--ip", "127.0.0.1", "--port", "8787", ...process.argv.slice(2)]);
+const server = spawn("npx", ["wrangler", "dev", "--ip", "127.0.0.1", "--port", "8787", ...process.argv.slice(2)], {
+  stdio: "inherit",
+  env,
+});
+const tick = setInterval(() => {
+  fetch("http://127.0.0.1:8787/cdn-cgi/handler/scheduled?cron=*+*+*+*+*").catch(() => {});
+}, 60_000);
+server.on("exit", (code) => {
+  clearInterval(tick);
+  process.exit(code ?? 1);
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
