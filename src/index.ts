@@ -6,10 +6,9 @@ import { purgeWebhooks } from "./db/webhooks";
 import type { Bindings } from "./env";
 import { deliverBatch } from "./webhooks/deliver";
 import type { DeliveryMessage } from "./webhooks/queue";
-import { sweep } from "./webhooks/sweep";
+import { SWEEP_CRON, sweep } from "./webhooks/sweep";
 
-/** wrangler.toml [triggers]: the sweep every minute, the purges hourly. */
-export const SWEEP_CRON = "* * * * *";
+// Only handlers may be exported here (workerd refuses other exports).
 
 export default {
   fetch: app.fetch,

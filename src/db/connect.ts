@@ -16,6 +16,9 @@ export interface Target {
 export const projectRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 export async function connect(target: Target) {
+  // wrangler's informational lines ("Using secrets defined in .dev.vars") go
+  // to stdout, which --json keeps for the one JSON object; warnings go to stderr.
+  process.env.WRANGLER_LOG ??= "warn";
   const proxy = await getPlatformProxy<{ DB: D1Database } & KeyEnv>({
     configPath: path.join(projectRoot, "wrangler.toml"),
     ...(target.remote

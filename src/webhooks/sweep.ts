@@ -9,6 +9,8 @@ import { type QueueEnv, sendDeliveries } from "./queue";
 /** The write path sends within milliseconds of its commit; an event unsent after this long is the sweep's. */
 export const SWEEP_AFTER_MS = 60_000;
 const BATCH = 100;
+/** wrangler.toml [triggers]: the sweep every minute; the other cron runs the hourly purges. */
+export const SWEEP_CRON = "* * * * *";
 
 export async function sweep(env: QueueEnv, db: Db, now: number) {
   const stale = await unenqueuedEvents(db, now, SWEEP_AFTER_MS, BATCH);
