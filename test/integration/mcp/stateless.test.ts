@@ -59,6 +59,7 @@ const SAMPLES: Record<string, (ids: Ids) => Record<string, unknown>> = {
   list_incidents: () => ({ status: "scheduled" }),
   cancel_incident: ({ incidents }) => ({ id: incidents[0], reason: "moved away" }),
   reschedule_incident: ({ incidents }) => ({ id: incidents[1], dateTime: slotAt(3) }),
+  list_events: () => ({ type: "incident.created" }),
 };
 
 const WRITE = /^\s*(insert|update|delete)\b/i;
