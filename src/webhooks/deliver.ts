@@ -62,10 +62,20 @@ async function attempt(db: Db, key: string, message: DeliveryMessage): Promise<n
   // message) its attempts are spent: nothing more is sent.
   if (target?.endpoint.status !== "enabled" || target.attempts >= MAX_ATTEMPTS) return null;
   const number = target.attempts + 1;
-  const secrets = await Promise.all(target.ciphertexts.map((c) => decryptSecret(key, endpointId, c)));
-  const headers = await webhookHeaders(secrets, eventId, Math.floor(started / 1000), target.body);
+  const secrets = await Promise.all(target.ciphertexts.map((c) => decryptSecret(key, endpointId, c))).catch(
+    () => undefined,
+  );
   const sent = Date.now();
-  const outcome = await post(target.endpoint.url, headers, target.body, number, sent);
+  const outcome = secrets
+    ? await post(
+        target.endpoint.url,
+        await webhookHeaders(secrets, eventId, Math.floor(started / 1000), target.body),
+        target.body,
+        number,
+        sent,
+      )
+    : // Sent unsigned it would be refused anyway; the log says what to do.
+      failure(number, null, "the endpoint's secret does not decrypt (WEBHOOK_SECRET_KEY changed?): rotate its secret");
   const durationMs = Date.now() - sent;
   await logAttempt(db, { orgId, eventId, endpointId, attempt: number, durationMs, at: sent, ...outcome });
   console.log(
