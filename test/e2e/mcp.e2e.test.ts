@@ -48,7 +48,7 @@ describe("MCP over wrangler dev", () => {
     const client = new Client({ name: "e2e-agent", version: "1.0.0" });
     await client.connect(transport);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(12);
+    expect(tools).toHaveLength(13);
     for (const tool of tools) {
       expect(tool.annotations, tool.name).toMatchObject({ title: tool.title, openWorldHint: false });
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(/^(find|check|get|list)_/.test(tool.name));
@@ -167,6 +167,7 @@ describe("a client generated from the served document", () => {
       accountName: "Client Co",
       missingAccountCode: "account_not_found",
       refusedCode: "slot_unavailable",
+      eventIncidentId: walk.incidentId,
     });
   });
 });

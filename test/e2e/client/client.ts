@@ -19,6 +19,8 @@ export interface Walk {
   accountName: string;
   missingAccountCode: string;
   refusedCode: string;
+  /** The booking's incident.created event, read through the typed union (type narrows data). */
+  eventIncidentId: string;
 }
 
 /** find → check → book → lead → contact → list → account, as `credentials`, from `dateTime`. */
@@ -58,6 +60,10 @@ export async function walkThrough(
   const account = await api.GET("/api/v1/accounts/{id}", { params: { path: { id: accountId } } });
   const missing = await api.GET("/api/v1/accounts/{id}", { params: { path: { id: "acct_missing" } } });
   const refused = await api.POST("/api/v1/ai-agent/create-incident", { body: booking });
+  const events = await api.GET("/api/v1/events", { params: { query: { type: "incident.created", limit: 200 } } });
+  const created = events.data?.data.find(
+    (event) => event.type === "incident.created" && event.data.id === booked.data.id,
+  );
 
   return {
     slots: found.data?.slots.length ?? 0,
@@ -72,5 +78,6 @@ export async function walkThrough(
     accountName: account.data?.name ?? "",
     missingAccountCode: missing.error?.code ?? "",
     refusedCode: refused.error?.code ?? "",
+    eventIncidentId: created?.type === "incident.created" ? created.data.id : "",
   };
 }
