@@ -2,7 +2,6 @@
 // input, calls src/db, and turns a null (no such org or key) into a CliError.
 import { insertAccounts } from "../db/accounts";
 import { createKey, listKeys, revokeKey } from "../db/api-keys";
-import type { Db } from "../db/client";
 import { seedDemo } from "../db/demo";
 import { createOrg, getSchedule, orgExists, setCountry, storeSchedule } from "../db/orgs";
 import { backfillPhones } from "../db/phones";

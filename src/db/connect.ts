@@ -1,11 +1,11 @@
 // The CLI reaches D1 through wrangler's own platform proxy, so it reads and
 // writes exactly the state `wrangler dev` uses (`.wrangler/state` or
-// `--persist-to DIR`), or, with --remote, the deployed database through the
-// remote binding of wrangler.toml's `admin-remote` environment.
+// `--persist-to DIR`), or, with --remote, the deployed database through a
+// remote binding, found by its name (src/cli/cloudflare.ts).
 
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { getPlatformProxy } from "wrangler";
+import { CONFIG_PATH, deployedDatabaseConfig, projectRoot } from "../cli/cloudflare";
 import type { KeyEnv } from "../webhooks/key";
 
 export interface Target {
@@ -13,17 +13,15 @@ export interface Target {
   persistTo?: string;
 }
 
-export const projectRoot = fileURLToPath(new URL("../..", import.meta.url));
-
 export async function connect(target: Target) {
   // wrangler's informational lines ("Using secrets defined in .dev.vars") go
   // to stdout, which --json keeps for the one JSON object; warnings go to stderr.
   process.env.WRANGLER_LOG ??= "warn";
   const proxy = await getPlatformProxy<{ DB: D1Database } & KeyEnv>({
-    configPath: path.join(projectRoot, "wrangler.toml"),
     ...(target.remote
-      ? { environment: "admin-remote", remoteBindings: true }
+      ? { configPath: deployedDatabaseConfig(), remoteBindings: true }
       : {
+          configPath: CONFIG_PATH,
           remoteBindings: false,
           persist: {
             path: path.join(path.resolve(target.persistTo ?? path.join(projectRoot, ".wrangler/state")), "v3"),

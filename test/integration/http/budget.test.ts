@@ -2,24 +2,41 @@
 // D1 binding: at most 2 round trips per request including authentication (a
 // key the isolate has not verified yet), 1 once the isolate has verified the
 // key, and no statement that scans a tenant table instead of searching an index.
-import { env } from "cloudflare:test";
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "../../../drizzle/schema";
+import app from "../../../src/app";
+import { WEBHOOK_COMMANDS } from "../../../src/cli/webhooks";
 import { createKey } from "../../../src/db/api-keys";
+import type { Bindings as WorkerBindings } from "../../../src/env";
+import type { DeliveryMessage } from "../../../src/webhooks/queue";
 import { type Statement, type Trip, type WrappedD1, wrapD1 } from "../../support/d1";
+import { toRequest } from "../../support/http";
 import { bookIncident } from "../../support/incidents";
 import { call } from "../../support/request";
 import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";
-import { slotAt } from "../../support/time";
+import { slotAt, slotIn } from "../../support/time";
 
-const TENANT_TABLES = ["orgs", "api_keys", "accounts", "contacts", "leads", "incidents"];
+const TENANT_TABLES = [
+  "orgs",
+  "api_keys",
+  "accounts",
+  "contacts",
+  "leads",
+  "incidents",
+  "events",
+  "webhook_endpoints",
+  "webhook_secrets",
+];
 
 let tenant: Tenant;
 let accountId: string;
 let cursor: string;
 let incidentId: string;
 let incidentCursor: string;
+let eventCursor: string;
+let contactEventCursor: string;
 // A whole UTC hour two days ahead: open, far from notice and horizon edges.
 const slot = slotAt(2, 15);
 
@@ -47,6 +64,8 @@ beforeAll(async () => {
   cursor = (await send(warm, "/api/v1/contacts?limit=1")).body.nextCursor;
   for (let i = 0; i < 2; i++) incidentId = (await bookIncident(tenant, { phone: "+19175550134" })).id;
   incidentCursor = (await send(warm, "/api/v1/incidents?limit=1")).body.nextCursor;
+  eventCursor = (await send(warm, "/api/v1/events?limit=1")).body.nextCursor;
+  contactEventCursor = (await send(warm, "/api/v1/events?type=contact.created&limit=1")).body.nextCursor;
 });
 
 describe("D1 budget per request", () => {
@@ -70,6 +89,14 @@ describe("D1 budget per request", () => {
     ["list incidents by account", () => `/api/v1/incidents?accountId=${accountId}`, undefined],
     ["list incidents by phone", "/api/v1/incidents?phone=%2B19175550134", undefined],
     ["list incidents updated since", "/api/v1/incidents?updatedSince=2026-01-01T00:00:00Z", undefined],
+    ["list events", "/api/v1/events?limit=2", undefined],
+    ["list events of a type", "/api/v1/events?type=contact.created&limit=2", undefined],
+    ["list events after a cursor", () => `/api/v1/events?limit=2&cursor=${eventCursor}`, undefined],
+    [
+      "list events of a type after a cursor",
+      () => `/api/v1/events?type=contact.created&limit=2&cursor=${contactEventCursor}`,
+      undefined,
+    ],
     ["find available appointments", "/api/v1/ai-agent/available-appointments", () => ({ dateTime: slot, limit: 20 })],
     ["check a booking", "/api/v1/ai-agent/is-booking-available", () => ({ dateTime: slot })],
     [
@@ -168,6 +195,76 @@ describe("D1 budget per request", () => {
     const details = await plan(read!);
     expect(details.join("\n")).toMatch(/USING COVERING INDEX incidents_scheduled_org_starts_ends/);
     expect(details.join("\n")).not.toMatch(/TEMP B-TREE/);
+  });
+
+  it.each([
+    ["no filter", (): string => "/api/v1/events?limit=5", "events_org_seq"],
+    ["a cursor", (): string => `/api/v1/events?limit=5&cursor=${eventCursor}`, "events_org_seq"],
+    ["a type", (): string => "/api/v1/events?type=contact.created", "events_org_type_seq"],
+    [
+      "a type and a cursor",
+      (): string => `/api/v1/events?type=contact.created&cursor=${contactEventCursor}`,
+      "events_org_type_seq",
+    ],
+  ] as const)(
+    "the events list with %s searches %s in seq order, without a temporary b-tree",
+    async (_name, path, index) => {
+      const recorded = wrapD1(env.DB);
+      expect((await send(recorded, path())).status).toBe(200);
+      const reads = recorded.trips.flatMap((trip) => trip.statements).filter((s) => /from "events"/i.test(s.sql));
+      expect(reads).toHaveLength(1);
+      const details = (await plan(reads[0]!)).join("\n");
+      expect(details).toMatch(new RegExp(`^SEARCH events USING (COVERING )?INDEX ${index} \\(org_id=\\?`, "m"));
+      expect(details).not.toMatch(/TEMP B-TREE/);
+    },
+  );
+
+  it("with a subscribed endpoint, a write is still 1 round trip warm; marking its event sent is 1 more, after the answer; the endpoints are read from webhook_endpoints_org", async () => {
+    const subscribed = await openTenant(undefined, { capacity: 5 });
+    await WEBHOOK_COMMANDS["webhook add"]!(
+      db(),
+      { org: subscribed.orgId, url: "https://hooks.example.com/x" },
+      { webhookKey: () => (env as unknown as WorkerBindings).WEBHOOK_SECRET_KEY! },
+    );
+    const sent: unknown[] = [];
+    // A fake delivery queue: the real one would deliver to the URL above.
+    const queue = {
+      sendBatch: async (messages: Iterable<unknown>) => void sent.push(...messages),
+    } as unknown as Queue<DeliveryMessage>;
+    const sendWithQueue = async (recorder: WrappedD1, path: string, body?: unknown) => {
+      const ctx = createExecutionContext();
+      const bindings = { ...(env as unknown as WorkerBindings), DB: recorder.db, WEBHOOKS: queue };
+      const response = await app.fetch(toRequest(`https://api.test${path}`, subscribed, { body }), bindings, ctx);
+      await waitOnExecutionContext(ctx);
+      return response.status;
+    };
+    for (const [path, body] of [
+      ["/api/v1/leads", { firstName: "Hook" }],
+      ["/api/v1/contacts", { firstName: "Hook" }],
+      ["/api/v1/ai-agent/create-incident", { dateTime: slotIn(30), clientName: "Hook", insectName: "Ants" }],
+    ] as const) {
+      // Verify the key (its cache lasts 3 s) and record its first use before measuring.
+      expect(await sendWithQueue(wrapD1(env.DB), "/api/v1/contacts?limit=1")).toBe(200);
+      const recorder = wrapD1(env.DB);
+      expect(await sendWithQueue(recorder, path, body)).toBe(200);
+      expect(recorder.trips.length, JSON.stringify(recorder.trips)).toBe(2);
+      expect(recorder.trips[1]!.sql).toEqual([expect.stringMatching(/^update "events" set "enqueued_at"/)]);
+      const statements = recorder.trips.flatMap((trip) => trip.statements);
+      for (const statement of statements) {
+        const details = await plan(statement);
+        const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
+        expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
+      }
+      const lookup = statements.find((s) => /^select .* from "webhook_endpoints"/.test(s.sql));
+      expect((await plan(lookup!)).join("\n")).toMatch(
+        /SEARCH webhook_endpoints USING INDEX webhook_endpoints_org \(org_id=\?\)/,
+      );
+      const insert = statements.find((s) => /^insert into "events"/.test(s.sql));
+      expect((await plan(insert!)).join("\n")).toMatch(
+        /SEARCH webhook_endpoints USING INDEX webhook_endpoints_org \(org_id=\?\)/,
+      );
+    }
+    expect(sent).toHaveLength(3);
   });
 
   it("the plan check can fail: an unindexed filter is a SCAN", async () => {
