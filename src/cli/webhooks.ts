@@ -42,10 +42,14 @@ const optional = (flags: Flags, name: string): string | undefined =>
 /** `--events a,b`: known types, without repeats; every type when absent. */
 export function parseEventTypes(text: string | undefined): EventType[] {
   if (text === undefined) return [...EVENT_TYPES];
-  const names = text.split(",").map((name) => name.trim());
+  const names = text
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  if (names.length === 0) throw new CliError(`--events needs at least one type (known: ${EVENT_TYPES.join(", ")})`);
   const unknown = names.filter((name) => !(EVENT_TYPES as readonly string[]).includes(name));
-  if (unknown.length > 0 || names.length === 0)
-    throw new CliError(`unknown event type: ${unknown.join(", ") || "(none)"} (known: ${EVENT_TYPES.join(", ")})`);
+  if (unknown.length > 0)
+    throw new CliError(`unknown event type: ${unknown.join(", ")} (known: ${EVENT_TYPES.join(", ")})`);
   return EVENT_TYPES.filter((type) => names.includes(type));
 }
 
