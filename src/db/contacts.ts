@@ -23,10 +23,10 @@ export interface ContactWrite {
 }
 
 /**
- * Stores a contact and its contact.created event and returns its JSON; null when `accountId` names no
- * account of this org. The account check and the insert are one conditional
- * statement, so a contact can never be linked to another org's account, and
- * nothing is written on failure.
+ * Stores a contact and its contact.created event and returns its JSON; null
+ * when `accountId` names no account of this org. The account check and the
+ * insert are one conditional statement, so a contact can never be linked to
+ * another org's account, and nothing is written on failure.
  */
 export async function createContact(
   db: Db,
@@ -54,7 +54,7 @@ export async function createContact(
     ...(held ? [recordWithWrite(db, { held, table: contacts, id: row.id, body })] : []),
   ]);
   if (inserted.meta.changes !== 1) return null;
-  return { body, recorded: recorded?.length === 1, event: event.finish(true, endpoints) };
+  return { body, recorded: recorded?.length === 1, event: event.recorded(endpoints) };
 }
 
 export interface ContactPageQuery {

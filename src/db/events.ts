@@ -43,8 +43,8 @@ const subscribedTo = (orgId: string, type: EventType) =>
 
 /**
  * The statements a change's batch runs to record its event: the insert (only
- * if row `rowId` is in `state`), then the subscribed endpoints' ids. `finish`
- * turns their results into the recorded event (undefined if the change did not apply).
+ * if row `rowId` is in `state`), then the subscribed endpoints' ids, which
+ * `recorded` turns into the event the write path sends once its change applied.
  */
 export function recordEvent(db: Db, record: EventRecord) {
   const { orgId, type, now, table, rowId, state, data, previous } = record;
@@ -70,9 +70,14 @@ export function recordEvent(db: Db, record: EventRecord) {
     changed,
   );
   const endpoints = db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
-  const finish = (applied: boolean, subscribers: { id: string }[]): RecordedEvent | undefined =>
-    applied ? { orgId, id, createdAt: now, endpoints: subscribers.map((e) => e.id) } : undefined;
-  return { insert, endpoints, finish };
+  /** The event as recorded, once the caller has seen its change apply. */
+  const recorded = (subscribers: { id: string }[]): RecordedEvent => ({
+    orgId,
+    id,
+    createdAt: now,
+    endpoints: subscribers.map((e) => e.id),
+  });
+  return { insert, endpoints, recorded };
 }
 
 /** Marks an event sent to the delivery queue, so that the sweep leaves it alone. */

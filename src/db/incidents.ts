@@ -143,7 +143,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
     held ? recordWithWrite(db, { held, table: incidents, id, body }) : select,
   ]);
   if (inserted.meta.changes !== 1) return null;
-  const recorded = event.finish(true, endpoints);
+  const recorded = event.recorded(endpoints);
   if (answer[0]?.body) return { body: answer[0].body, recorded: held !== undefined, event: recorded };
   // Booked, but the held claim had lapsed (taken over after 60 s): not recorded.
   const [booked] = await select;
@@ -225,7 +225,7 @@ export async function changeIncident(
     ...(held ? [recordWithWrite(db, { held, table: incidents, id: seen.id, body, state })] : []),
   ]);
   if (updated.meta.changes !== 1) return { current: now };
-  return { written: { body, recorded: recorded?.length === 1, event: event.finish(true, endpoints) } };
+  return { written: { body, recorded: recorded?.length === 1, event: event.recorded(endpoints) } };
 }
 
 /** Another incident's booking of `slot` leaves room for this one: the room a reschedule needs. */

@@ -36,7 +36,7 @@ export async function createLead(db: Db, { orgId, country, lead, now, held }: Le
     event.endpoints,
     ...(held ? [recordWithWrite(db, { held, table: leads, id: row.id, body })] : []),
   ]);
-  return { body, recorded: recorded?.length === 1, event: event.finish(true, endpoints) };
+  return { body, recorded: recorded?.length === 1, event: event.recorded(endpoints) };
 }
 
 export function leadView({ orgId: _org, mobileE164: _m, businessE164: _b, ...lead }: LeadRow) {
