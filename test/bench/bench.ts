@@ -7,16 +7,27 @@
 // /health's, and three p50 ratios: a contacts page 90,000 rows deep and an
 // incidents page about 19,800 deep against their page 1, and availability of
 // the 20,000-booking org against the empty one.
+// Then the webhooks (contract 9): POST /leads twice more, back to back,
+// without and then with an endpoint subscribed to lead.created (the write
+// also sends to the delivery queue, and the consumer delivers beside the
+// load), and their ratio; and delivery to a local receiver (node:http on 127.0.0.1, every
+// signature verified with `standardwebhooks`): --deliveries N writes (default
+// 30 per second of --seconds, at most 300), then events/s and p50/p99 from
+// each event's timestamp (its commit) to its receipt. The write cases are also
+// printed against the figures docs/performance.md recorded (RECORDED below).
 // Writes the same figures to .bench/results.json (or --out FILE). `--config` serves another
 // checkout (e.g. a git worktree of an older commit) against the same data.
 // The rate limit is lifted for the run (see below); all else is wrangler.toml.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import autocannon, { type Result } from "autocannon";
+import { Webhook } from "standardwebhooks";
 import { candidateSlots } from "../../src/scheduling/slots";
-import { applyMigrations, configWithRateLimit, DevServer, freePort, ROOT } from "../e2e/harness";
+import { admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
 import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
@@ -28,6 +39,7 @@ const { values: options } = parseArgs({
     contacts: { type: "string", default: "100000" },
     bookings: { type: "string", default: "20000" },
     depth: { type: "string", default: "90000" },
+    deliveries: { type: "string" },
     config: { type: "string" },
     out: { type: "string", default: path.join(ROOT, ".bench", "results.json") },
   },
@@ -36,6 +48,23 @@ const SECONDS = Number(options.seconds);
 const CONNECTIONS = Number(options.connections);
 const DEPTH = Number(options.depth);
 const PAGE = 50;
+const DELIVERIES = options.deliveries ? Number(options.deliveries) : Math.min(300, 30 * SECONDS);
+/** How long deliveries may take to arrive before the run gives up on them (a bound, not a measurement). */
+const DELIVERY_WAIT_MS = 60_000;
+
+/**
+ * Write throughput as docs/performance.md recorded it, as a share of /health's
+ * in the same run (absolute req/s depend on the machine's load), before
+ * events and webhooks existed: "Figures of 2026-11-22" (commit 8a11ca6,
+ * /health 429 req/s) and "Figures of 2026-11-23" (added by commit 118d716,
+ * /health 416 req/s).
+ */
+const RECORDED: Record<string, { share: number; p50: number; health: number; source: string }> = {
+  "POST /leads": { share: 0.39, p50: 57, health: 429, source: "2026-11-22, commit 8a11ca6" },
+  "POST /contacts": { share: 0.38, p50: 58, health: 429, source: "2026-11-22, commit 8a11ca6" },
+  "create-incident, 20k bookings": { share: 0.27, p50: 76, health: 416, source: "2026-11-23, commit 118d716" },
+  "reschedule, 20k bookings": { share: 0.2, p50: 119, health: 416, source: "2026-11-23, commit 118d716" },
+};
 
 interface Case {
   name: string;
@@ -107,6 +136,217 @@ async function cursorAt(baseUrl: string, org: BenchOrg, list: string, depth: num
 const seconds = (since: number) => +((performance.now() - since) / 1000).toFixed(2);
 const round = (n: number, digits = 2) => +n.toFixed(digits);
 
+interface Receipt {
+  id: string;
+  /** Date.now() when the whole request had arrived. */
+  at: number;
+  /** The event's own timestamp (ms). */
+  timestamp: number;
+}
+
+/** A webhook receiver on 127.0.0.1: verifies each request with its path's secret, answers 204, keeps the first receipt of each event id. */
+async function startReceiver() {
+  const verifiers = new Map<string, Webhook>();
+  const receipts = new Map<string, Map<string, Receipt>>();
+  let duplicates = 0;
+  let refused = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const at = Date.now();
+      const body = Buffer.concat(chunks).toString("utf8");
+      const verifier = verifiers.get(req.url ?? "");
+      try {
+        if (!verifier) throw new Error(`no endpoint at ${req.url}`);
+        const event = verifier.verify(body, req.headers as Record<string, string>) as { id: string; timestamp: string };
+        if (event.id !== req.headers["webhook-id"]) throw new Error("webhook-id is not the event's id");
+        const seen = receipts.get(req.url!)!;
+        if (seen.has(event.id)) duplicates++;
+        else seen.set(event.id, { id: event.id, at, timestamp: Date.parse(event.timestamp) });
+        res.writeHead(204).end();
+      } catch (error) {
+        refused++;
+        console.error(`receiver: refused a delivery to ${req.url}: ${String(error)}`);
+        res.writeHead(400).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    url: (endpoint: string) => `http://127.0.0.1:${port}${endpoint}`,
+    register(endpoint: string, secret: string) {
+      verifiers.set(endpoint, new Webhook(secret));
+      receipts.set(endpoint, new Map());
+    },
+    received: (endpoint: string) => [...(receipts.get(endpoint)?.values() ?? [])],
+    counts: () => ({ duplicates, refused }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** `webhook add` through the admin CLI, as an operator runs it; the receiver learns the secret. */
+async function addEndpoint(stateDir: string, receiver: Receiver, org: BenchOrg, endpoint: string) {
+  const added = jsonLine<{ endpointId: string; secret: string }>(
+    await admin(stateDir, [
+      "webhook",
+      "add",
+      "--org",
+      org.orgId,
+      "--url",
+      receiver.url(endpoint),
+      "--events",
+      "lead.created",
+    ]),
+    "webhook add",
+  );
+  receiver.register(endpoint, added.secret);
+  return added.endpointId;
+}
+
+/**
+ * Waits until `endpoint` has received `count` distinct events and then none
+ * for 500 ms (a load's last writes may answer after autocannon's count), or
+ * until `DELIVERY_WAIT_MS` has passed.
+ */
+async function untilReceived(receiver: Receiver, endpoint: string, count: number) {
+  const deadline = Date.now() + DELIVERY_WAIT_MS;
+  let seen = -1;
+  while (Date.now() < deadline) {
+    const now = receiver.received(endpoint).length;
+    if (now >= count && now === seen) break;
+    seen = now;
+    await sleep(now >= count ? 500 : 50);
+  }
+  return receiver.received(endpoint);
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+/** `count` lead writes for `org`, `connections` at a time; returns when they were started and how many answered 200. */
+async function writeLeads(baseUrl: string, org: BenchOrg, count: number, connections: number) {
+  let next = 0;
+  let ok = 0;
+  const started = Date.now();
+  const worker = async () => {
+    while (next < count) {
+      next++;
+      const response = await fetch(`${baseUrl}/api/v1/leads`, {
+        method: "POST",
+        headers: headersOf(org, true),
+        body: JSON.stringify({ firstName: "Delivered", lastName: "Lead" }),
+      });
+      await response.arrayBuffer();
+      if (response.status === 200) ok++;
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  return { started, ok, writeSeconds: (Date.now() - started) / 1000 };
+}
+
+type Seeded = Awaited<ReturnType<typeof seed>>;
+type Figures = { reqPerSec: number; p50: number; p99: number; errors: number; non2xx: number; requests: number };
+
+const figuresOf = (result: Result): Figures => ({
+  reqPerSec: round(result.requests.average, 1),
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  errors: result.errors + result.timeouts,
+  non2xx: result.non2xx,
+  requests: result.requests.total,
+});
+
+/**
+ * POST /leads without and then with an endpoint subscribed (back to back, so
+ * that both meet the same machine), then delivery throughput and latency to a
+ * local receiver. `ok` is false when a write failed, a delivery did not
+ * arrive within the bound, or a signature did not verify.
+ */
+async function webhookCases(baseUrl: string, stateDir: string, seeded: Seeded) {
+  const receiver = await startReceiver();
+  try {
+    // 1. The write path's own cost: the same case with one endpoint subscribed to lead.created.
+    const leads = (name: string): Case => ({
+      name,
+      org: seeded.heavy,
+      path: "/api/v1/leads",
+      body: () => ({ firstName: "Bench", lastName: "Lead", email: "lead@example.com" }),
+    });
+    const without = figuresOf(await measure(baseUrl, leads("POST /leads, no endpoint")));
+    await addEndpoint(stateDir, receiver, seeded.heavy, "/subscribed");
+    const subscribed = figuresOf(await measure(baseUrl, leads("POST /leads, 1 endpoint subscribed")));
+    const ratio = round(subscribed.reqPerSec / without.reqPerSec);
+    console.log(
+      `POST /leads, back to back: ${without.reqPerSec} req/s (p50 ${without.p50} ms, p99 ${without.p99} ms) without an endpoint; ${subscribed.reqPerSec} req/s (p50 ${subscribed.p50} ms, p99 ${subscribed.p99} ms) with one subscribed to lead.created (the queue send, and its deliveries running beside): ratio ${ratio}`,
+    );
+    // Its deliveries drain before the next measurement (the 20 warm-up writes were delivered too).
+    const backlog = subscribed.requests - subscribed.non2xx + 20;
+    let started = performance.now();
+    const drained = (await untilReceived(receiver, "/subscribed", backlog)).length;
+    const drainSeconds = seconds(started);
+    console.log(
+      `its events (at least ${backlog}): ${drained} delivered by ${drainSeconds} s after the load ended (bound ${DELIVERY_WAIT_MS / 1000} s)`,
+    );
+
+    // 2. Delivery: N writes of the empty org, each delivered to the receiver and verified.
+    await addEndpoint(stateDir, receiver, seeded.empty, "/delivery");
+    started = performance.now();
+    const writes = await writeLeads(baseUrl, seeded.empty, DELIVERIES, CONNECTIONS);
+    const received = await untilReceived(receiver, "/delivery", writes.ok);
+    const waitedSeconds = seconds(started);
+    const latencies = received.map((r) => r.at - r.timestamp).sort((a, b) => a - b);
+    const lastAt = Math.max(...received.map((r) => r.at));
+    const delivery = {
+      writes: DELIVERIES,
+      written: writes.ok,
+      writesPerSec: round(writes.ok / writes.writeSeconds, 1),
+      delivered: received.length,
+      eventsPerSec: round(received.length / ((lastAt - writes.started) / 1000), 1),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      max: latencies.at(-1) ?? Number.NaN,
+      seconds: waitedSeconds,
+      ...receiver.counts(),
+    };
+    console.log(
+      `delivery to a local receiver: ${delivery.written} writes at ${delivery.writesPerSec}/s (${CONNECTIONS} connections); ${delivery.delivered} events delivered and verified at ${delivery.eventsPerSec} events/s (first write to last receipt); commit (event timestamp) → receipt p50 ${delivery.p50} ms, p99 ${delivery.p99} ms, max ${delivery.max} ms; ${delivery.duplicates} duplicate(s), ${delivery.refused} refused`,
+    );
+    const ok =
+      without.errors + without.non2xx === 0 &&
+      subscribed.errors === 0 &&
+      subscribed.non2xx === 0 &&
+      drained >= backlog &&
+      writes.ok === DELIVERIES &&
+      delivery.delivered === writes.ok &&
+      delivery.refused === 0;
+    return {
+      ok,
+      figures: {
+        subscribedLeads: {
+          ...subscribed,
+          without,
+          ratio,
+          backlog,
+          drained,
+          drainSeconds,
+        },
+        delivery,
+      },
+    };
+  } finally {
+    await receiver.close();
+  }
+}
+
 async function main() {
   const stateDir = mkdtempSync(path.join(tmpdir(), "fs-bench-"));
   let server: DevServer | undefined;
@@ -128,7 +368,14 @@ async function main() {
       `seeded ${seeded.contacts} contacts (${round(seeded.contactsSeconds)} s) and ${seeded.bookings} bookings (${round(seeded.bookingsSeconds)} s); migrations ${migrateSeconds} s, seeding in all ${seedSeconds} s`,
     );
 
-    server = await DevServer.start(stateDir, await freePort(), ["--config", config]);
+    // The served config lives in the state folder, where wrangler finds no .dev.vars: name the checkout's
+    // (the local webhook key), so that the queue consumer delivers.
+    const devVars = path.join(options.config ? path.dirname(path.resolve(options.config)) : ROOT, ".dev.vars");
+    server = await DevServer.start(stateDir, await freePort(), [
+      "--config",
+      config,
+      ...(existsSync(devVars) ? ["--env-file", devVars] : []),
+    ]);
     await server.waitUntilHealthy();
     const { heavy, empty } = seeded;
     started = performance.now();
@@ -267,6 +514,35 @@ async function main() {
       `p50 ratio, available-appointments with 20,000 bookings / empty org: ${ratios.heavyVsEmptyAvailabilityP50}`,
     );
 
+    // The write cases against the figures recorded before events existed (docs/performance.md).
+    const recorded = Object.fromEntries(
+      Object.entries(RECORDED).map(([name, then]) => {
+        const now = results[name]!;
+        const share = round(now.reqPerSec / health.reqPerSec);
+        return [
+          name,
+          {
+            share,
+            recordedShare: then.share,
+            vsRecorded: round(share / then.share),
+            p50: now.p50,
+            recordedP50: then.p50,
+            source: then.source,
+          },
+        ];
+      }),
+    );
+    console.log(
+      "a write with its event vs recorded (docs/performance.md; throughput as a share of /health's in each run):",
+    );
+    for (const [name, r] of Object.entries(recorded))
+      console.log(
+        `  ${name}: ${results[name]!.reqPerSec} req/s = ${r.share} × /health, p50 ${r.p50} ms; vs recorded ${r.recordedShare} × /health (${round(RECORDED[name]!.share * RECORDED[name]!.health, 0)} req/s), p50 ${r.recordedP50} ms (${r.source}): ratio ${r.vsRecorded}`,
+      );
+
+    const webhooks = await webhookCases(server.baseUrl, stateDir, seeded);
+    if (!webhooks.ok) process.exitCode = 1;
+
     const output = path.resolve(options.out);
     mkdirSync(path.dirname(output), { recursive: true });
     const figures = {
@@ -283,6 +559,8 @@ async function main() {
       },
       results,
       ratios,
+      recorded,
+      webhooks: webhooks.figures,
     };
     writeFileSync(output, `${JSON.stringify(figures, null, 2)}\n`);
     console.log(`figures written to ${path.relative(process.cwd(), output)}`);

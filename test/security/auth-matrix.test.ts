@@ -481,6 +481,13 @@ const ENDPOINTS: [string, Send, string?, (404 | 405 | 422)?][] = [
     "POST /api/v1/incidents/{id}/reschedule",
     422,
   ],
+  ["GET /api/v1/events", (h, q) => call(null, `/api/v1/events${q}`, { headers: h }), "GET /api/v1/events"],
+  [
+    "GET /api/v1/events?type=… (an unknown type: 422)",
+    (h, q) => call(null, `/api/v1/events?type=lead.deleted&limit=0${q.replace("?", "&")}`, { headers: h }),
+    "GET /api/v1/events",
+    422,
+  ],
   ["an unknown path", (h, q) => call(null, `/api/v1/no-such-thing${q}`, { headers: h }), undefined, 404],
   [
     "an unknown path under incidents",
@@ -509,6 +516,7 @@ const ENDPOINTS: [string, Send, string?, (404 | 405 | 422)?][] = [
   ],
   ["MCP tools/list", (h) => mcpList(null, { headers: h })],
   ["MCP tools/call create_lead", (h) => mcpCall(null, "create_lead", { firstName: "X" }, { headers: h })],
+  ["MCP tools/call list_events", (h) => mcpCall(null, "list_events", {}, { headers: h })],
   ["MCP tools/call cancel_incident", (h) => mcpCall(null, "cancel_incident", { id: UNKNOWN_INCIDENT }, { headers: h })],
 ];
 /** With valid credentials this one opens an event stream that does not end: refusals only. */

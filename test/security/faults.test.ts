@@ -10,11 +10,14 @@
 // is byte for byte as before the failed request, also when the change's batch
 // fails after its UPDATE ran; and when D1 committed the change but its answer
 // was lost, the incident is wholly changed (never half) and the retry answers
-// what happened.
+// what happened. The outbox (contract 9.1): a change and its event are in D1
+// together or not at all, whichever round trip fails (each one in turn, and
+// each statement of a batch), and the retry leaves exactly one event, the
+// change as it was answered.
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { apiKeys, incidents } from "../../drizzle/schema";
+import { apiKeys, type EventType, incidents } from "../../drizzle/schema";
 import { ABANDONED_CLAIM_MS } from "../../src/db/idempotency";
 import { newId } from "../../src/lib/ids";
 import { OPERATIONS as DECLARED } from "../../src/routes";
@@ -171,6 +174,13 @@ const OPERATIONS: Operation[] = [
     incident: true,
   },
   {
+    name: "list events",
+    tool: "list_events",
+    method: "GET",
+    path: () => "/api/v1/events?limit=10",
+    args: () => ({ limit: 10 }),
+  },
+  {
     name: "cancel incident",
     tool: "cancel_incident",
     method: "POST",
@@ -255,16 +265,16 @@ function expectInternalError(res: ReadResponse, transport: Transport) {
   if (transport === "http" || res.status === 500) expectProblem(res, 500, "internal_error");
 }
 
+const COUNTED = [...WRITE_TABLES, "events"] as const;
+
 async function rows(f: Fixture): Promise<
-  Record<WriteTable, number> & {
+  Record<WriteTable | "events", number> & {
     idempotencyKeys: { key: string; status: number | null }[];
     incidentRows: Record<string, unknown>[];
   }
 > {
   const counts = await env.DB.batch(
-    WRITE_TABLES.map((table) =>
-      env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`).bind(f.tenant.orgId),
-    ),
+    COUNTED.map((table) => env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`).bind(f.tenant.orgId)),
   );
   const keys = await env.DB.prepare("SELECT key, status FROM idempotency_keys WHERE org_id = ?")
     .bind(f.tenant.orgId)
@@ -273,15 +283,37 @@ async function rows(f: Fixture): Promise<
     .bind(f.tenant.orgId)
     .all<Record<string, unknown>>();
   return {
-    ...(Object.fromEntries(
-      WRITE_TABLES.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n]),
-    ) as Record<WriteTable, number>),
+    ...(Object.fromEntries(COUNTED.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n])) as Record<
+      WriteTable | "events",
+      number
+    >),
     idempotencyKeys: keys.results,
     incidentRows: incidentRows.results,
   };
 }
 
-/** After the retry: exactly the one row the operation writes, and for an incident, its booking and account link; a change applied once, wholly. */
+/** The event a write or change records (contract 9.1). */
+const eventTypeOf = (op: Operation): EventType | undefined =>
+  op.changes === "cancel"
+    ? "incident.cancelled"
+    : op.changes === "reschedule"
+      ? "incident.rescheduled"
+      : op.writes === undefined
+        ? undefined
+        : (`${{ leads: "lead", contacts: "contact", incidents: "incident" }[op.writes]}.created` as EventType);
+
+/** The org's one event: of the operation's type, carrying the resource as `body` answered it (an incident without `remaining`). */
+async function expectOneEvent(op: Operation, f: Fixture, body: Record<string, unknown>) {
+  const stored = await env.DB.prepare("SELECT type, body FROM events WHERE org_id = ?")
+    .bind(f.tenant.orgId)
+    .all<{ type: string; body: string }>();
+  expect(stored.results.map((row) => row.type)).toEqual([eventTypeOf(op)]);
+  const event = JSON.parse(stored.results[0]!.body);
+  const { remaining: _, ...appointment } = (body.appointment ?? {}) as Record<string, unknown>;
+  expect(event.data).toEqual(body.appointment === undefined ? body : { ...body, appointment });
+}
+
+/** After the retry: exactly the one row the operation writes, and for an incident, its booking and account link; a change applied once, wholly; and its one event. */
 async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, unknown>) {
   const { idempotencyKeys: _keys, incidentRows, ...counts } = await rows(f);
   expect(counts).toEqual({
@@ -289,7 +321,9 @@ async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, 
     contacts: 0,
     incidents: op.incident ? 1 : 0,
     ...(op.writes ? { [op.writes]: 1 } : {}),
+    events: eventTypeOf(op) ? 1 : 0,
   });
+  if (eventTypeOf(op)) await expectOneEvent(op, f, body);
   if (op.changes) expectChanged(op, f, incidentRows[0]!, body);
   else if (op.incident) expect(incidentRows[0]).toMatchObject({ status: "scheduled", starts_at: Date.parse(SLOT) });
   if (op.writes === "incidents") {
@@ -345,7 +379,7 @@ interface Position {
 
 const AUTH = /\bapi_keys\b/;
 const CLAIM = /^\s*INSERT INTO "?idempotency_keys"?/i;
-const OPERATION = /\b(leads|contacts|accounts|incidents)\b/;
+const OPERATION = /\b(leads|contacts|accounts|incidents|events)\b/;
 const isOperation = (sql: string) => OPERATION.test(sql) && !AUTH.test(sql) && !/idempotency_keys/.test(sql);
 const firstOperation = (): TripMatcher => {
   let seen = false;
@@ -548,8 +582,9 @@ describe("a change committed whose answer was lost: 503, the incident wholly cha
       const losing = losingTheAnswer(env.DB);
       expectUnavailable(await send(losing.db, c.transport, c.op, f, key), c.transport);
       expect(losing.lost()).toBe(true);
-      // Never half a change: the row holds all of it (status, times, reason, updatedAt together).
-      const { incidentRows, idempotencyKeys } = await rows(f);
+      // Never half a change: the row holds all of it (status, times, reason, updatedAt together), and its event.
+      const { incidentRows, idempotencyKeys, events } = await rows(f);
+      expect(events).toBe(1);
       const view = {
         id: f.incidentId,
         updatedAt: new Date(incidentRows[0]!.updated_at as number).toISOString(),
@@ -692,6 +727,105 @@ describe("the last-use hint of a key is written off the response path", () => {
       expect(res.status, res.text).toBe(200);
       expect(faulty.failed().length, JSON.stringify(faulty.trips)).toBe(1);
       await expectStoredOnce(op, f, res.body);
+    },
+  );
+});
+
+/** The incident row's change as its answer would show it (the statuses, times and reason of the operation). */
+const viewOfChange = (op: Operation, f: Fixture, row: Record<string, unknown>) => ({
+  id: f.incidentId,
+  updatedAt: new Date(row.updated_at as number).toISOString(),
+  status: op.changes === "cancel" ? "cancelled" : "scheduled",
+  cancelReason: op.changes === "cancel" ? "Moved away" : null,
+  dateTime: op.changes === "cancel" ? SLOT : NEW_SLOT,
+});
+
+const EVENT_INSERT = /^\s*insert into "?events"?/i;
+const WRITE = /^\s*(insert into "?(leads|contacts|incidents)"?|update "?incidents"?)/i;
+
+describe("the outbox: a fault at any round trip of a change leaves the change and its event both in D1 or neither", () => {
+  // A healthy run of the request lists its round trips; then, each on a fresh
+  // org, every one of them fails in turn (before reaching D1), and every batch
+  // fails after each of its statements (on the real D1, which must roll back
+  // what ran). After each: as many events as changes applied (0 or 1); a 200
+  // only with the change in place; and the retry on a healthy D1 (or the 200
+  // itself) leaves the change once and exactly one event, as it was answered.
+  // Over HTTP: a tool runs the same route and makes the same round trips (the
+  // cases above check every tool's failures, and its one event, at the named positions).
+  const OUTBOX = OPERATIONS.filter((op) => eventTypeOf(op));
+  const cases = OUTBOX.flatMap((op) =>
+    [false, true].map((idempotent) => ({ transport: "http" as Transport, op, idempotent })),
+  );
+
+  it("covers every change that records an event", () => {
+    expect(OUTBOX.map((op) => eventTypeOf(op)).sort()).toEqual(
+      ["contact.created", "incident.cancelled", "incident.created", "incident.rescheduled", "lead.created"].sort(),
+    );
+  });
+
+  it.each(cases.map((c) => [c.transport, c.op.name, c.idempotent ? "with" : "without", c] as const))(
+    "%s %s, %s an Idempotency-Key: each round trip and each batch statement in turn",
+    async (_t, _o, _i, c) => {
+      const key = c.idempotent ? `outbox-${c.op.tool}` : undefined;
+      const probe = wrapD1(env.DB);
+      const pf = await fixture(c.op);
+      const healthy = outcome(await send(probe.db, c.transport, c.op, pf, key), c.transport);
+      expect(healthy.status, healthy.text).toBe(200);
+      await expectStoredOnce(c.op, pf, healthy.body);
+      // The event is written in the change's own batch.
+      const batch = probe.trips.filter((trip) => trip.sql.some((sql) => EVENT_INSERT.test(sql)));
+      expect(batch, JSON.stringify(probe.trips)).toHaveLength(1);
+      expect(
+        batch[0]!.sql.some((sql) => WRITE.test(sql)),
+        JSON.stringify(batch[0]!.sql),
+      ).toBe(true);
+
+      const plans: [string, () => FaultPlan][] = [
+        ...probe.trips.map((trip): [string, () => FaultPlan] => [
+          `round trip ${trip.index} (${trip.sql[0]!.slice(0, 40)})`,
+          () => ({ fail: nthTrip(trip.index) }),
+        ]),
+        ...probe.trips.flatMap((trip) =>
+          trip.statements
+            .slice(1)
+            .map((_, i): [string, () => FaultPlan] => [
+              `round trip ${trip.index} after its statement ${i + 1}`,
+              () => ({ midBatch: { match: nthTrip(trip.index), after: i + 1 } }),
+            ]),
+        ),
+      ];
+      let faulted = 0;
+      for (const [position, plan] of plans) {
+        const f = await fixture(c.op);
+        const before = await rows(f);
+        const faulty = wrapD1(env.DB, { ...plan(), error: d1Error(D1_RETRYABLE.overloaded) });
+        const res = await send(faulty.db, c.transport, c.op, f, key);
+        const first = outcome(res, c.transport);
+        const after = await rows(f);
+        const changed = c.op.changes
+          ? JSON.stringify(after.incidentRows) !== JSON.stringify(before.incidentRows)
+          : after[c.op.writes!] !== before[c.op.writes!];
+        const applied = changed ? 1 : 0;
+        expect(after.events - before.events, `${position}: events beside ${applied} change(s)`).toBe(applied);
+        if (changed && c.op.changes)
+          expectChanged(c.op, f, after.incidentRows[0]!, viewOfChange(c.op, f, after.incidentRows[0]!));
+        if (faulty.failed().length === 0) {
+          // The poison met a statement that changed nothing: no fault, the request went through.
+          expect(first.status, `${position}: ${first.text}`).toBe(200);
+        } else {
+          faulted++;
+          expectUnavailable(res, c.transport);
+        }
+        if (first.status === 200) {
+          expect(applied, position).toBe(1);
+          await expectStoredOnce(c.op, f, first.body);
+          continue;
+        }
+        const retry = outcome(await send(env.DB, c.transport, c.op, f, key), c.transport);
+        expect(retry.status, `${position}: ${retry.text}`).toBe(200);
+        await expectStoredOnce(c.op, f, retry.body);
+      }
+      expect(faulted).toBeGreaterThan(0);
     },
   );
 });

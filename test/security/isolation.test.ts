@@ -12,13 +12,18 @@
 // its random tag) appears in any answer, while its rows stay exactly as they were.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CliError } from "../../src/cli/errors";
+import { type Flags, WEBHOOK_COMMANDS } from "../../src/cli/webhooks";
+import type { Bindings } from "../../src/env";
 import { normalizePhone } from "../../src/lib/phones";
 import { OPERATIONS as DECLARED } from "../../src/routes";
+import { deliverBatch } from "../../src/webhooks/deliver";
+import type { DeliveryMessage } from "../../src/webhooks/queue";
 import { type Credentials, credentialsOf, everything, type ReadResponse } from "../support/http";
 import { mcpCall, mcpList, toolAnswer } from "../support/mcp";
 import { expectProblem } from "../support/problem";
 import { call } from "../support/request";
-import { addAccount, openTenant, type Tenant } from "../support/tenants";
+import { addAccount, db, openTenant, type Tenant } from "../support/tenants";
 import { slotIn } from "../support/time";
 
 interface Profile {
@@ -32,6 +37,9 @@ interface Profile {
   /** Its incidents (the first with its own phone, the second with the shared one) and cursors of their list. */
   incidents: { id: string; dateTime: string }[];
   incidentCursors: { plain: string; scheduled: string };
+  /** The ids of the events its seeding recorded (contract 9.1), and cursors of their list. */
+  events: string[];
+  eventCursors: { plain: string; typed: string };
   /** A phone only this org has (E.164, and as its contact and account spell it). */
   phone: { e164: string; spelled: string };
   /** Idempotency-Keys it stored leads under (one to be tried over HTTP, one over MCP), and those leads. */
@@ -130,6 +138,14 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     scheduled: (await as(tenant, "/api/v1/incidents?limit=1&status=scheduled")).nextCursor as string,
   };
   expect(Object.values(incidentCursors)).toEqual([expect.any(String), expect.any(String)]);
+  // One event per change: three contacts, three leads, two bookings.
+  const events = ((await as(tenant, "/api/v1/events?limit=200")).data as { id: string }[]).map((e) => e.id);
+  expect(events).toHaveLength(8);
+  const eventCursors = {
+    plain: (await as(tenant, "/api/v1/events?limit=1")).nextCursor as string,
+    typed: (await as(tenant, "/api/v1/events?limit=1&type=lead.created")).nextCursor as string,
+  };
+  expect(Object.values(eventCursors)).toEqual([expect.any(String), expect.any(String)]);
   const secrets = [
     tag,
     tenant.orgId,
@@ -141,6 +157,8 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     cursors.plain,
     cursors.account,
     ...Object.values(incidentCursors),
+    ...events,
+    ...Object.values(eventCursors),
     phone.e164,
     phone.spelled,
     `Notes${tag}`,
@@ -158,6 +176,8 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     cursors,
     incidents: incidents.map(({ id, dateTime }) => ({ id, dateTime })),
     incidentCursors,
+    events,
+    eventCursors,
     phone,
     keys,
     keyedLeads,
@@ -245,6 +265,12 @@ const incidentRow = async (id: string) =>
 
 const emptyCaller = (phone: string) => ({ phone, contacts: [], accounts: [], upcomingIncidents: [] });
 
+/** A listed page of events holds every event the caller's seeding recorded, and none of the other org's. */
+const expectOwnEvents = (ids: string[], caller: Profile, victim: Profile) => {
+  for (const id of caller.events) expect(ids).toContain(id);
+  for (const id of victim.events) expect(ids).not.toContain(id);
+};
+
 /** A listed page of incidents holds only the caller's. */
 const expectOwnIncidents = (ids: string[], caller: Profile, victim: Profile) => {
   for (const incident of caller.incidents) expect(ids).toContain(incident.id);
@@ -252,7 +278,40 @@ const expectOwnIncidents = (ids: string[], caller: Profile, victim: Profile) => 
 };
 
 const CASES: Case[] = [
-  // First: the caller's incidents booked below (as the other org's client) carry the other org's account name.
+  // First: the caller's incidents booked below (as the other org's client) carry the other org's account name,
+  // and so do the events that record them.
+  {
+    name: "GET /events → only the caller's events",
+    send: () => ({ path: "/api/v1/events?limit=200" }),
+    expect: (res, c, v) => {
+      expect(res.status, res.text).toBe(200);
+      expectOwnEvents(
+        res.body.data.map((x: { id: string }) => x.id),
+        c,
+        v,
+      );
+    },
+  },
+  {
+    name: "GET /events?type=lead.created → only the caller's lead events",
+    send: () => ({ path: "/api/v1/events?limit=200&type=lead.created" }),
+    expect: (res, _c, v) => {
+      expect(res.status, res.text).toBe(200);
+      const ids = res.body.data.map((x: { id: string }) => x.id);
+      expect(ids.length).toBeGreaterThanOrEqual(3);
+      for (const id of v.events) expect(ids).not.toContain(id);
+    },
+  },
+  {
+    name: "MCP list_events {} → only the caller's events",
+    send: () => ({ tool: "list_events", args: { limit: 200 } }),
+    expect: (res, c, v) =>
+      expectOwnEvents(
+        (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
+        c,
+        v,
+      ),
+  },
   {
     name: "GET /incidents → only the caller's incidents",
     send: () => ({ path: "/api/v1/incidents?limit=200" }),
@@ -328,6 +387,16 @@ const CASES: Case[] = [
       expect: expectEmptyPage,
     }),
   ),
+  {
+    name: "GET /events?cursor={the other org's cursor} → 422 invalid_cursor",
+    send: (_c, v) => ({ path: `/api/v1/events?cursor=${v.eventCursors.plain}` }),
+    expect: expectInvalidCursor,
+  },
+  {
+    name: "GET /events?type=lead.created&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
+    send: (_c, v) => ({ path: `/api/v1/events?type=lead.created&cursor=${v.eventCursors.typed}` }),
+    expect: expectInvalidCursor,
+  },
   {
     name: "GET /contacts?cursor={the other org's cursor} → 422 invalid_cursor",
     send: (_c, v) => ({ path: `/api/v1/contacts?cursor=${v.cursors.plain}` }),
@@ -556,6 +625,16 @@ const CASES: Case[] = [
       }),
   },
   {
+    name: "MCP list_events {cursor: the other org's cursor} → isError 422 invalid_cursor",
+    send: (_c, v) => ({ tool: "list_events", args: { cursor: v.eventCursors.plain } }),
+    expect: (res) =>
+      expect(toolAnswer(res)).toMatchObject({
+        isError: true,
+        status: 422,
+        body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
+      }),
+  },
+  {
     name: "MCP find_caller {the other org's phone} → nobody",
     send: (_c, v) => ({ tool: "find_caller", args: { phone: v.phone.e164 } }),
     expect: (res, _c, v) => expect(toolAnswer(res)).toMatchObject({ isError: false, body: emptyCaller(v.phone.e164) }),
@@ -618,6 +697,8 @@ const REQUESTS: [string, (caller: Profile, victim: Profile) => Sent][] = [
   ],
   ["GET /incidents/{victim's}", (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}` })],
   ["GET /incidents?cursor={victim's}", (_c, v) => ({ path: `/api/v1/incidents?cursor=${v.incidentCursors.plain}` })],
+  ["GET /events", () => ({ path: "/api/v1/events" })],
+  ["GET /events?cursor={victim's}", (_c, v) => ({ path: `/api/v1/events?cursor=${v.eventCursors.plain}` })],
   ["cancel {victim's incident}", (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}/cancel`, body: {} })],
   [
     "reschedule {victim's incident}",
@@ -642,7 +723,7 @@ const DIRECTIONS = [
 ] as const;
 const MATRIX_SIZE = DIRECTIONS.length * (CASES.length + SWAPPED.length);
 
-const TABLES = ["accounts", "contacts", "leads", "incidents", "idempotency_keys"];
+const TABLES = ["accounts", "contacts", "leads", "incidents", "idempotency_keys", "events"];
 
 /** Every stored byte of the org (api_keys without last_used_at, a hint the org's own requests move). */
 async function snapshot(orgId: string) {
@@ -704,5 +785,138 @@ describe(`tenant isolation matrix: ${MATRIX_SIZE} cases (${CASES.length} probes 
     it("leaves every row of the other org exactly as it was", async () => {
       expect(await snapshot(victim().tenant.orgId)).toEqual(before);
     });
+  });
+});
+
+// The webhook admin CLI (contract 9.2): an endpoint or event of another org is
+// an error that changes nothing, and no listing shows another org's rows.
+// Each org gets an endpoint (at a closed local port) and one real delivery
+// attempt of its first event, made by the queue consumer.
+const workerEnv = env as unknown as Bindings;
+const WEBHOOK_TABLES = ["webhook_endpoints", "webhook_secrets", "webhook_deliveries", "webhook_replays", "events"];
+
+const cli = (command: string, flags: Flags) =>
+  WEBHOOK_COMMANDS[`webhook ${command}`]!(db(), flags, { webhookKey: () => workerEnv.WEBHOOK_SECRET_KEY! });
+
+/** Every webhook and event row of both orgs. */
+async function webhookRows() {
+  const rows: Record<string, unknown[]> = {};
+  for (const table of WEBHOOK_TABLES)
+    rows[table] = (
+      await env.DB.prepare(`SELECT * FROM ${table} WHERE org_id IN (?, ?) ORDER BY 1`)
+        .bind(profiles.A.tenant.orgId, profiles.B.tenant.orgId)
+        .all()
+    ).results;
+  return rows;
+}
+
+/** One attempt of `event` to `endpoint`, through the queue consumer with a one-message batch. */
+async function deliverOnce(orgId: string, event: string, endpoint: string) {
+  const outcomes: string[] = [];
+  const message = {
+    id: crypto.randomUUID(),
+    timestamp: new Date(),
+    attempts: 1,
+    body: { org: orgId, event, endpoint, since: 0 },
+    ack: () => outcomes.push("ack"),
+    retry: () => outcomes.push("retry"),
+  };
+  const batch = {
+    queue: "field-service-webhooks",
+    messages: [message],
+    ackAll: () => outcomes.push("ackAll"),
+    retryAll: () => outcomes.push("retryAll"),
+  } as unknown as MessageBatch<DeliveryMessage>;
+  await deliverBatch(batch, workerEnv);
+  // Nothing listens on the port: a network error, to be retried.
+  expect(outcomes).toEqual(["retry"]);
+}
+
+const webhooks = {} as Record<"A" | "B", { endpoint: string; url: string }>;
+
+describe("webhook admin CLI isolation", () => {
+  beforeAll(async () => {
+    for (const name of ["A", "B"] as const) {
+      const p = profiles[name];
+      const url = `http://127.0.0.1:9/isolation-${p.tag}`;
+      const added = (await cli("add", { org: p.tenant.orgId, url })) as { endpointId: string };
+      webhooks[name] = { endpoint: added.endpointId, url };
+      await deliverOnce(p.tenant.orgId, p.events[0]!, added.endpointId);
+    }
+  });
+
+  describe.each(DIRECTIONS)("%s's CLI, %s's endpoints and events", (callerName, victimName) => {
+    const caller = () => profiles[callerName];
+    const victim = () => profiles[victimName];
+    const mine = () => webhooks[callerName];
+    const theirs = () => webhooks[victimName];
+
+    it("webhook list → only the caller's endpoint", async () => {
+      const listed = (await cli("list", { org: caller().tenant.orgId })) as { endpoints: { endpointId: string }[] };
+      expect(listed.endpoints.map((e) => e.endpointId)).toEqual([mine().endpoint]);
+      const text = JSON.stringify(listed);
+      for (const secret of [theirs().endpoint, theirs().url, victim().tag]) expect(text).not.toContain(secret);
+    });
+
+    it("webhook deliveries → only the caller's attempts", async () => {
+      const listed = (await cli("deliveries", { org: caller().tenant.orgId })) as {
+        deliveries: { eventId: string; endpointId: string }[];
+      };
+      expect(listed.deliveries.map((d) => [d.eventId, d.endpointId])).toEqual([[caller().events[0], mine().endpoint]]);
+      const text = JSON.stringify(listed);
+      for (const secret of [theirs().endpoint, ...victim().events]) expect(text).not.toContain(secret);
+    });
+
+    const REFUSED: [string, string, (c: Profile, v: Profile) => Flags][] = [
+      ["remove", "the other org's endpoint", (c) => ({ org: c.tenant.orgId, endpoint: theirs().endpoint })],
+      ["rotate-secret", "the other org's endpoint", (c) => ({ org: c.tenant.orgId, endpoint: theirs().endpoint })],
+      ["replay", "the other org's event", (c, v) => ({ org: c.tenant.orgId, event: v.events[0]! })],
+      [
+        "replay",
+        "the other org's event to the caller's endpoint",
+        (c, v) => ({ org: c.tenant.orgId, event: v.events[0]!, endpoint: mine().endpoint }),
+      ],
+      [
+        "replay",
+        "the caller's event to the other org's endpoint",
+        (c) => ({ org: c.tenant.orgId, event: c.events[0]!, endpoint: theirs().endpoint }),
+      ],
+      ["deliveries", "the other org's endpoint", (c) => ({ org: c.tenant.orgId, endpoint: theirs().endpoint })],
+      ["deliveries", "the other org's event", (c, v) => ({ org: c.tenant.orgId, event: v.events[0]! })],
+    ];
+
+    it.each(REFUSED)("webhook %s with %s → CliError, nothing changed", async (command, _what, flags) => {
+      const sent = flags(caller(), victim());
+      const before = await webhookRows();
+      const error = await cli(command, sent).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(CliError);
+      // It names what was asked for, and nothing else of the other org.
+      for (const secret of [theirs().url, victim().tag, victim().tenant.orgId])
+        expect((error as Error).message).not.toContain(secret);
+      expect(await webhookRows()).toEqual(before);
+    });
+  });
+
+  // The control: the same commands work for the owner (so each refusal above is the org check's).
+  it("lets each org do all of it to its own endpoint and event", async () => {
+    for (const name of ["A", "B"] as const) {
+      const p = profiles[name];
+      const { endpoint } = webhooks[name];
+      const org = p.tenant.orgId;
+      const deliveries = (await cli("deliveries", { org, endpoint, event: p.events[0]! })) as {
+        deliveries: { status: string }[];
+      };
+      expect(deliveries.deliveries).toEqual([expect.objectContaining({ status: "retrying", attempt: 1 })]);
+      expect(await cli("replay", { org, event: p.events[0]!, endpoint })).toEqual({ eventId: p.events[0], queued: 1 });
+      expect(await cli("rotate-secret", { org, endpoint })).toEqual({
+        endpointId: endpoint,
+        secret: expect.any(String),
+      });
+      expect(await cli("remove", { org, endpoint })).toEqual({ endpointId: endpoint, removed: true });
+      expect(await cli("list", { org })).toEqual({ endpoints: [] });
+    }
   });
 });

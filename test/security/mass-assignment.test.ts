@@ -1,13 +1,14 @@
 // Mass assignment (issue 6, contract 2 and 3): no body or query can set what
 // the server owns. Every POST operation (the creates, the reads with a body,
 // find-caller, cancel and reschedule), each as an MCP tool too, and the
-// queries of both lists get, one at a time and then all at once, every field
+// queries of the three lists get, one at a time and then all at once, every field
 // the contract does not give them: ids, org ids, timestamps, key material,
 // status, cancellation fields, and every column name of drizzle/schema.ts
 // (both spellings). Each is refused as 422 unknown_field naming exactly the
 // injected fields, and D1 shows nothing stored or changed: no row count of
-// the org or of the org it names changes, no incident of either changes, and
-// no row anywhere carries an injected id.
+// the org or of the org it names changes (its events included: a refused
+// request records none), no incident of either changes, and no row anywhere
+// carries an injected id.
 import { env } from "cloudflare:test";
 import { getTableColumns } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -114,7 +115,7 @@ const OPERATIONS: {
   },
 ];
 
-/** The list queries, with the filters the contract gives them (contract 4.3, 8.2, 8.3). */
+/** The list queries, with the filters the contract gives them (contract 4.3, 8.2, 8.3, 9.1). */
 const LISTS = [
   {
     path: "/api/v1/contacts",
@@ -124,6 +125,7 @@ const LISTS = [
     path: "/api/v1/incidents",
     allowed: ["limit", "cursor", "from", "to", "status", "accountId", "phone", "updatedSince"],
   },
+  { path: "/api/v1/events", allowed: ["limit", "cursor", "type"] },
 ];
 
 const TABLES = [
@@ -134,6 +136,11 @@ const TABLES = [
   schema.leads,
   schema.incidents,
   schema.idempotencyKeys,
+  schema.events,
+  schema.webhookEndpoints,
+  schema.webhookSecrets,
+  schema.webhookDeliveries,
+  schema.webhookReplays,
 ];
 /** Every column of the schema, as its TypeScript key and as its SQL name. */
 const COLUMNS = [
@@ -223,7 +230,7 @@ const withField = (body: object, field: string, value: unknown) => {
   return out;
 };
 
-const COUNT_TABLES = ["api_keys", "accounts", "contacts", "leads", "incidents", "idempotency_keys"];
+const COUNT_TABLES = ["api_keys", "accounts", "contacts", "leads", "incidents", "idempotency_keys", "events"];
 // Besides the counts, every incident of both orgs as stored: a cancel or reschedule changes rows, not counts.
 const INCIDENTS = (n: number) =>
   `(SELECT group_concat(row, ';') FROM (SELECT id || '|' || status || '|' || starts_at || '|' || ends_at || '|' || updated_at || '|' || coalesce(cancelled_at, '') || '|' || coalesce(cancel_reason, '') || '|' || coalesce(phone, '') || '|' || coalesce(account_id, '') AS row FROM incidents WHERE org_id = ?${n} ORDER BY id))`;
@@ -232,7 +239,16 @@ const counts = async () => (await env.DB.prepare(COUNTS).bind(attacker.orgId, vi
 
 /** No row of any table carries the marker of the injected values. */
 async function expectNoInjectedRow() {
-  for (const table of ["orgs", "api_keys", "accounts", "contacts", "leads", "incidents", "idempotency_keys"]) {
+  for (const table of [
+    "orgs",
+    "api_keys",
+    "accounts",
+    "contacts",
+    "leads",
+    "incidents",
+    "idempotency_keys",
+    "events",
+  ]) {
     const { results } = await env.DB.prepare(`SELECT * FROM ${table}`).all();
     expect(JSON.stringify(results).includes(marker), `${table} holds an injected value`).toBe(false);
   }
@@ -276,6 +292,9 @@ const QUERY_FIELDS = [
   "startsAt",
   "phone_e164",
   "mobileE164",
+  "seq",
+  "enqueuedAt",
+  "after",
 ];
 const QUERIES = LISTS.flatMap((list) =>
   QUERY_FIELDS.filter((field) => !list.allowed.includes(field)).map((field) => [list.path, field] as const),

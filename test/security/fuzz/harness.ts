@@ -4,7 +4,7 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { incidents as incidentTable } from "../../../drizzle/schema";
+import { type EventType, incidents as incidentTable } from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
 import type { ReadResponse } from "../../support/http";
 import { mcpCall, toolAnswer } from "../../support/mcp";
@@ -49,6 +49,25 @@ export interface ContactRecord {
   phones: string[];
 }
 
+/** An event the fixture's own requests recorded (contract 9.1), as their answers predict it. */
+export interface SeededEvent {
+  type: EventType;
+  /** The resource as the answer gave it (an incident without `remaining`). */
+  data: unknown;
+  /** The incident's dateTime and appointment before a reschedule. */
+  previous?: unknown;
+  /** Date.now() before and after the request: the event's timestamp lies between. */
+  before: number;
+  after: number;
+}
+
+/** A cursor of the events list: the type it was issued for, and how many of the org's events (in commit order) lie before its position. */
+export interface IssuedEventCursor {
+  token: string;
+  type?: EventType;
+  after: number;
+}
+
 /** A position a list cursor was issued after: the (sort time, id) of the last row of its page. */
 export interface IssuedCursor {
   token: string;
@@ -63,6 +82,12 @@ export interface Fixture {
   leads: Set<string>;
   /** Every incident of the org as it is now, by id, in the order they were booked. */
   incidents: Map<string, IncidentView>;
+  /**
+   * The events of the org's seeding and fresh bookings, in commit order (the
+   * requests run one at a time). The fuzzed requests' own are not tracked: the
+   * events list is fuzzed with reads only.
+   */
+  events: SeededEvent[];
   /** The org's phones (E.164): its first contacts' and first incidents', its first account's, a UK one. */
   phones: [string, string, string];
   /** The start of a slot both places of which are booked. */
@@ -72,13 +97,16 @@ export interface Fixture {
   /**
    * Cursors issued to this org: contacts without filters, for `accountId` =
    * its first account, for `phone` = its first phone; incidents without
-   * filters, for status=scheduled and for `phone` = its first phone.
+   * filters, for status=scheduled and for `phone` = its first phone; events
+   * after the first one, after the first incident.created for that type, and
+   * after the last one.
    */
   cursors: {
     plain: string;
     account: string;
     phone: string;
     incidents: { plain: IssuedCursor; status: IssuedCursor; phone: IssuedCursor };
+    events: { plain: IssuedEventCursor; typed: IssuedEventCursor; end: IssuedEventCursor };
   };
   /** Stored Idempotency-Key outcomes: the request each key was first used for and its answer. */
   keys: Map<string, { request: string; status: number; text: string }>;
@@ -104,6 +132,7 @@ export interface Foreign {
   cursor: string;
   incidentIds: string[];
   incidentCursor: string;
+  eventCursor: string;
   phones: string[];
   /** Its incidents' rows as stored after seeding: no request to the org under test may change them. */
   incidentRows: unknown[];
@@ -149,12 +178,28 @@ export const utcAppointment = (start: number) => ({
   localEnd: `${iso(start + HOUR).slice(0, 19)}+00:00`,
 });
 
+/** A seeding write: 200, and the event it records. */
+async function seedWrite(
+  fx: Fixture,
+  type: EventType,
+  path: string,
+  body: object,
+  resource: (answer: Record<string, unknown>) => unknown,
+  previous?: unknown,
+) {
+  const before = Date.now();
+  const res = await send(fx, path, { body });
+  expect(res.status, res.text).toBe(200);
+  fx.events.push({ type, data: resource(res.body), before, after: Date.now(), ...(previous ? { previous } : {}) });
+  return res.body as Record<string, unknown>;
+}
+
 async function seedContacts(fx: Fixture, bodies: object[]) {
-  for (const body of bodies) {
-    const res = await send(fx, "/api/v1/contacts", { body });
-    expect(res.status, res.text).toBe(200);
-    recordContact(fx, res.body);
-  }
+  for (const body of bodies)
+    await seedWrite(fx, "contact.created", "/api/v1/contacts", body, (answer) => {
+      recordContact(fx, answer);
+      return answer;
+    });
 }
 
 async function nextCursor(fx: Fixture, query: string): Promise<string> {
@@ -164,11 +209,31 @@ async function nextCursor(fx: Fixture, query: string): Promise<string> {
 }
 
 async function book(fx: Fixture, hours: number, body: Record<string, unknown>) {
-  const res = await send(fx, "/api/v1/ai-agent/create-incident", {
-    body: { dateTime: slotIn(hours), insectName: "Seed ants", ...body },
-  });
-  expect(res.status, res.text).toBe(200);
-  return recordIncident(fx, res.body);
+  let view: IncidentView | undefined;
+  await seedWrite(
+    fx,
+    "incident.created",
+    "/api/v1/ai-agent/create-incident",
+    { dateTime: slotIn(hours), insectName: "Seed ants", ...body },
+    (answer) => {
+      view = recordIncident(fx, answer);
+      return view;
+    },
+  );
+  return view!;
+}
+
+/** A seeding cancel or reschedule of incident `id`. */
+async function change(fx: Fixture, id: string, action: "cancel" | "reschedule", body: object) {
+  const { dateTime, appointment } = fx.incidents.get(id)!;
+  return seedWrite(
+    fx,
+    action === "cancel" ? "incident.cancelled" : "incident.rescheduled",
+    `/api/v1/incidents/${id}/${action}`,
+    body,
+    (answer) => recordIncident(fx, answer),
+    action === "reschedule" ? { dateTime, appointment } : undefined,
+  );
 }
 
 /** Inserts an incident whose appointment has already started (the API cannot book one), `hours` before the current hour. */
@@ -216,6 +281,16 @@ async function incidentCursor(fx: Fixture, query: string): Promise<IssuedCursor>
   return { token: res.body.nextCursor, after: { at: Date.parse(last!.dateTime), id: last!.id } };
 }
 
+async function eventCursor(fx: Fixture, type?: EventType, limit = 1): Promise<IssuedEventCursor> {
+  const res = await send(fx, `/api/v1/events?limit=${limit}${type ? `&type=${type}` : ""}`);
+  expect(res.body?.nextCursor, res.text).toEqual(expect.any(String));
+  expect(res.body.data.length, res.text).toBeGreaterThan(0);
+  // The position after the last event of the page, as a place in the whole list.
+  const matching = fx.events.flatMap((e, i) => (type === undefined || e.type === type ? [i] : []));
+  const after = matching[res.body.data.length - 1]! + 1;
+  return { token: res.body.nextCursor, after, ...(type ? { type } : {}) };
+}
+
 /** Fixtures made in this file so far: each gets phone numbers of its own. */
 let fixtureCount = 0;
 
@@ -252,7 +327,14 @@ export async function newFixture(): Promise<Fixture> {
     phones: phones as [string, string, string],
     fullSlot: "",
     freshHour: 100,
-    cursors: { plain: "", account: "", phone: "", incidents: {} as Fixture["cursors"]["incidents"] },
+    events: [],
+    cursors: {
+      plain: "",
+      account: "",
+      phone: "",
+      incidents: {} as Fixture["cursors"]["incidents"],
+      events: {} as Fixture["cursors"]["events"],
+    },
     keys: new Map(),
     requests: 0,
   };
@@ -269,9 +351,11 @@ export async function newFixture(): Promise<Fixture> {
   await book(fx, 48, { clientName: accounts[0]!.name, phone: spelled.first, notes: `Gate code ${line}` });
   await book(fx, 49, { clientName: "Walk-in caller", phone: spelled.uk });
   const cancelled = await book(fx, 50, { clientName: "Changed mind", phone: spelled.first });
-  const res = await send(fx, `/api/v1/incidents/${cancelled.id}/cancel`, { body: { reason: "Seed cancel" } });
-  expect(res.status, res.text).toBe(200);
-  recordIncident(fx, res.body);
+  await change(fx, cancelled.id, "cancel", { reason: "Seed cancel" });
+  const moved = await book(fx, 53, { clientName: "Moved once" });
+  await change(fx, moved.id, "reschedule", { dateTime: slotIn(54) });
+  const lead = await seedWrite(fx, "lead.created", "/api/v1/leads", { firstName: "Seed", companyName: tag }, (a) => a);
+  fx.leads.add(lead.id as string);
   fx.fullSlot = (await book(fx, 51, { clientName: "Full slot one" })).dateTime;
   await book(fx, 51, { clientName: "Full slot two", dateTime: fx.fullSlot });
   await insertStarted(fx, 0, phones[0]!);
@@ -282,6 +366,12 @@ export async function newFixture(): Promise<Fixture> {
     status: await incidentCursor(fx, "&status=scheduled"),
     phone: await incidentCursor(fx, `&phone=${encodeURIComponent(phones[0]!)}`),
   };
+  fx.cursors.events = {
+    plain: await eventCursor(fx),
+    typed: await eventCursor(fx, "incident.created"),
+    end: await eventCursor(fx, undefined, 200),
+  };
+  expect(fx.cursors.events.end.after).toBe(fx.events.length);
   return fx;
 }
 
@@ -297,6 +387,7 @@ export async function newForeign(): Promise<Foreign> {
     cursor: fx.cursors.plain,
     incidentIds: [...fx.incidents.keys()],
     incidentCursor: fx.cursors.incidents.plain.token,
+    eventCursor: fx.cursors.events.plain.token,
     phones: fx.phones,
     incidentRows: (await env.DB.prepare(INCIDENT_ROWS).bind(fx.tenant.orgId).all()).results,
   };
@@ -310,12 +401,15 @@ export async function bookFresh(fx: Fixture): Promise<string> {
   for (;;) {
     const hours = fx.freshHour;
     fx.freshHour = fx.freshHour >= 700 ? 100 : fx.freshHour + 1;
+    const before = Date.now();
     const res = await send(fx, "/api/v1/ai-agent/create-incident", {
       body: { dateTime: slotIn(hours), clientName: "Fresh booking", insectName: "ants", phone: fx.phones[0] },
     });
     if (res.status === 409) continue;
     expect(res.status, res.text).toBe(200);
-    return recordIncident(fx, res.body).id;
+    const view = recordIncident(fx, res.body);
+    fx.events.push({ type: "incident.created", data: view, before, after: Date.now() });
+    return view.id;
   }
 }
 
@@ -453,6 +547,16 @@ export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: numb
       return flip(fx.cursors.incidents.plain.token, value.n);
     case "contactPhoneCursor":
       return fx.cursors.phone;
+    case "eventCursor":
+      return fx.cursors.events.plain.token;
+    case "eventTypeCursor":
+      return fx.cursors.events.typed.token;
+    case "eventEndCursor":
+      return fx.cursors.events.end.token;
+    case "foreignEventCursor":
+      return foreign.eventCursor;
+    case "flippedEventCursor":
+      return flip(fx.cursors.events.plain.token, value.n);
   }
 }
 
@@ -685,6 +789,7 @@ export function expectNothingOf(foreign: Foreign, answer: Answer, sent: string) 
     foreign.cursor,
     ...foreign.incidentIds,
     foreign.incidentCursor,
+    foreign.eventCursor,
     ...foreign.phones,
   ]) {
     if (!sent.includes(secret)) expect(answer.text.includes(secret), `${answer.text} holds ${secret}`).toBe(false);

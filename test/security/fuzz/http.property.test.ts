@@ -54,7 +54,11 @@ import {
 import {
   accountCases,
   accountSegment,
+  EVENT_QUERY_FIELDS,
+  eventListCases,
+  eventListVerdict,
   expectAccountAnswer,
+  expectEventPage,
   expectIncidentAnswer,
   expectIncidentPage,
   expectPage,
@@ -165,6 +169,7 @@ const GETS = [
   "GET /api/v1/accounts/{id}",
   "GET /api/v1/incidents",
   "GET /api/v1/incidents/{id}",
+  "GET /api/v1/events",
 ];
 
 describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests each)`, () => {
@@ -223,6 +228,30 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
         else if (verdict === "unknown" && res.status === 422) expectValidationFailed(answer, [], may);
         else expectIncidentPage(answer, pairs, fx, verdict);
         expectNothingForeign(answer, withNumbers([...params.values()].join(" "), [...params.values()]));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.2);
+      expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `GET /api/v1/events: ${RUNS} query strings`,
+    async () => {
+      const statuses = await fuzz(eventListCases, async (fx, c) => {
+        const { path, params, pairs } = listQuery(fx, "/api/v1/events", c);
+        const res = await send(fx, path);
+        expectSaneHttp(res);
+        const answer = answerOf(res);
+        const { verdict, must, may } =
+          c.suffix === null
+            ? eventListVerdict(pairs, fx)
+            : { verdict: "unknown" as const, must: [], may: new Set(pairs.map(([n]) => n)) };
+        if (verdict === "invalid") expectValidationFailed(answer, must, may, EVENT_QUERY_FIELDS);
+        else if (verdict === "unknown" && res.status === 422) expectValidationFailed(answer, [], may);
+        else expectEventPage(answer, pairs, fx, verdict);
+        expectNothingForeign(answer, [...params.values()].join(" "));
         return answer;
       });
       expectShare(statuses, 200, 0.2);

@@ -46,7 +46,11 @@ import {
 } from "./operations";
 import {
   accountArgCases,
+  EVENT_QUERY_FIELDS,
+  eventListArgCases,
+  eventListVerdict,
   expectAccountAnswer,
+  expectEventPage,
   expectIncidentAnswer,
   expectIncidentPage,
   expectPage,
@@ -123,7 +127,7 @@ const DEFAULT_SHARES: [number, number][] = [
 ];
 
 /** Every tool this file fuzzes: the POST operations' and the GET ones' below. */
-const GET_TOOLS = ["list_contacts", "get_account", "list_incidents", "get_incident"];
+const GET_TOOLS = ["list_contacts", "get_account", "list_incidents", "get_incident", "list_events"];
 
 describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each)`, () => {
   it("fuzzes every tool the API declares (src/routes OPERATIONS)", () => {
@@ -248,6 +252,38 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
             query.map(([, v]) => v),
           ),
         );
+        return answer;
+      });
+      expectShare(statuses, 200, 0.2);
+      expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `list_events: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(eventListArgCases, async (fx, pairs) => {
+        const args: Record<string, unknown> = {};
+        for (const [name, value] of pairs)
+          Object.defineProperty(args, name, {
+            value: resolve(value, fx, foreign, Date.now()),
+            enumerable: true,
+            configurable: true,
+            writable: true,
+          });
+        const parsed = overTheWire(args);
+        const url = new URL("https://api.test/api/v1/events");
+        for (const [name, value] of Object.entries(parsed))
+          if (value !== null && value !== undefined) url.searchParams.set(name, asQueryText(value));
+        const query = [...url.searchParams];
+        const answer = await callTool(fx, "list_events", args);
+        expectSane(answer);
+        const { verdict, must, may } = eventListVerdict(query, fx);
+        if (verdict === "invalid") expectValidationFailed(answer, must, may, EVENT_QUERY_FIELDS);
+        else if (verdict === "unknown" && answer.status === 422) expectValidationFailed(answer, [], may);
+        else expectEventPage(answer, query, fx, verdict);
+        expectNothingOf(foreign, answer, JSON.stringify(parsed));
         return answer;
       });
       expectShare(statuses, 200, 0.2);

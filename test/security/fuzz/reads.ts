@@ -1,9 +1,11 @@
-// The GET operations as the fuzz sees them: query strings for the contact and
-// incident lists (limits, filters, real, foreign and tampered cursors, unknown
-// and repeated parameters) and path segments for one account or incident.
+// The GET operations as the fuzz sees them: query strings for the contact,
+// incident and event lists (limits, filters, real, foreign and tampered
+// cursors, unknown and repeated parameters) and path segments for one account
+// or incident.
 import fc from "fast-check";
 import { expect } from "vitest";
-import type { Answer, Fixture, IssuedCursor } from "./harness";
+import { EVENT_TYPES } from "../../../drizzle/schema";
+import type { Answer, Fixture, IssuedCursor, IssuedEventCursor } from "./harness";
 import { type BodyVerdict, dateTimeVerdict, e164, instantOf, type Named, type Verdict } from "./oracle";
 import {
   junkDateTime,
@@ -19,6 +21,7 @@ import {
 
 export const QUERY_FIELDS = ["limit", "cursor", "accountId", "email", "phone", "updatedSince"];
 export const INCIDENT_QUERY_FIELDS = ["limit", "cursor", "from", "to", "status", "accountId", "phone", "updatedSince"];
+export const EVENT_QUERY_FIELDS = ["limit", "cursor", "type"];
 
 const b64url = (ascii: string) => btoa(ascii).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
@@ -196,6 +199,10 @@ function queryFieldVerdict(name: string, value: string): Verdict {
     case "status":
       // Contract 8.3: scheduled or cancelled; spacing and "" are left open (strings are trimmed, "" is absent).
       if (value === "scheduled" || value === "cancelled") return "valid";
+      return value.trim() !== value || value === "" ? "unknown" : "invalid";
+    case "type":
+      // Contract 9.1: one of the five event types; spacing and "" are left open, as for status.
+      if ((EVENT_TYPES as readonly string[]).includes(value)) return "valid";
       return value.trim() !== value || value === "" ? "unknown" : "invalid";
     default:
       return value.trim() === "" ? "unknown" : dateTimeVerdict(value);
@@ -652,4 +659,154 @@ export function expectIncidentAnswer(answer: Answer, sentId: string | null, fx: 
   }
   expect(answer.status, answer.text).toBe(200);
   expect(answer.body).toEqual(own);
+}
+
+// The events list (contract 9.1): filters type, limit 1–200, a cursor that is never null.
+
+const eventCursorValue = fc.oneof(
+  {
+    arbitrary: fc.constantFrom(
+      new Sym("eventCursor"),
+      new Sym("eventTypeCursor"),
+      new Sym("eventEndCursor"),
+      new Sym("foreignEventCursor"),
+      new Sym("plainCursor"),
+      new Sym("incidentCursor"),
+    ),
+    weight: 4,
+  },
+  { arbitrary: fc.nat().map((n) => new Sym("flippedEventCursor", n)), weight: 2 },
+  { arbitrary: cursorValue, weight: 1 },
+);
+const typeValue = fc.oneof(
+  { arbitrary: fc.constantFrom(...EVENT_TYPES), weight: 4 },
+  {
+    arbitrary: fc.constantFrom(
+      "LEAD.CREATED",
+      " incident.created",
+      "",
+      "lead",
+      "incident.*",
+      "lead.created,contact.created",
+      "incident.updated",
+      "incident_created",
+      "account.created",
+    ),
+    weight: 1,
+  },
+  { arbitrary: junkString, weight: 1 },
+);
+const eventOtherName = fc.oneof(
+  fc.constantFrom("Type", "types", "event", "since", "after", "seq", "orgId", "status", "cursor ", "type[]", "id"),
+  fc.string({ maxLength: 6 }),
+);
+
+const eventPair = fc.oneof(
+  { arbitrary: fc.tuple(fc.constant("limit"), limitValue), weight: 3 },
+  { arbitrary: fc.tuple(fc.constant("cursor"), eventCursorValue), weight: 3 },
+  { arbitrary: fc.tuple(fc.constant("type"), typeValue), weight: 3 },
+  { arbitrary: fc.tuple(eventOtherName, junkString), weight: 1 },
+);
+
+export const eventListCases: fc.Arbitrary<ListCase> = fc.record({
+  pairs: fc.array(eventPair, { maxLength: 4 }),
+  suffix: fc.oneof(
+    { arbitrary: fc.constant(null), weight: 12 },
+    { arbitrary: fc.constantFrom(...RAW_SUFFIXES, "&type=lead.created&type=contact.created"), weight: 1 },
+  ),
+});
+
+/** list_events tool arguments: the query's parameters as an object, some with values of other JSON types. */
+export const eventListArgCases = fc.array(
+  fc.oneof(
+    { arbitrary: eventPair, weight: 4 },
+    { arbitrary: fc.tuple(fc.constantFrom(...EVENT_QUERY_FIELDS), junkValue), weight: 1 },
+  ),
+  { maxLength: 4 },
+);
+
+const eventCursors = (fx: Fixture): IssuedEventCursor[] => Object.values(fx.cursors.events);
+
+/** Contract 9.1 on an events list's query string: each parameter, then the cursor against its org and type. */
+export function eventListVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
+  const { must, may, single, ...v } = paramsVerdict(pairs, EVENT_QUERY_FIELDS);
+  let { invalid, unknown } = v;
+  const cursor = single("cursor");
+  if (!invalid && !unknown && cursor !== undefined) {
+    const verdict = cursorVerdict(
+      cursor,
+      { type: single("type") },
+      eventCursors(fx).map((c) => ({
+        token: c.token,
+        filters: c.type ? { type: c.type } : ({} as Record<string, string>),
+      })),
+    );
+    if (verdict === "unknown") unknown = true;
+    else if (verdict === "invalid") {
+      must.push({ path: "cursor", code: "invalid_cursor" });
+      invalid = true;
+    }
+  }
+  return { verdict: invalid ? "invalid" : unknown ? "unknown" : "valid", must, may };
+}
+
+/** JSON with object members in name order: two values are equal exactly when their canonical texts are. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+
+/**
+ * A 200 page of events: the org's own only (each one its requests' answers
+ * predicted, in the Event shape, stamped while its request ran), in commit
+ * order, at most `limit`, of the filtered type, and a nextCursor that is never
+ * null. For a query the oracle found valid, exactly the events after the
+ * cursor's position, hasMore, and — where the page ends where an issued
+ * cursor of the same filter points — that very cursor.
+ */
+export function expectEventPage(answer: Answer, pairs: [string, string][], fx: Fixture, verdict: Verdict) {
+  expect(answer.status, answer.text).toBe(200);
+  const value = (name: string) => pairs.find(([n]) => n === name)?.[1];
+  const limit = Number(value("limit") ?? 50);
+  const { data, hasMore, nextCursor } = answer.body;
+  expect(Object.keys(answer.body).sort()).toEqual(["data", "hasMore", "nextCursor"]);
+  expect(data.length).toBeLessThanOrEqual(Number.isFinite(limit) ? limit : 50);
+  expect(typeof hasMore).toBe("boolean");
+  expect(nextCursor, "nextCursor is never null").toEqual(expect.any(String));
+  const known = fx.events.map(({ type, data, previous }) => canonical({ type, data, previous }));
+  const places: number[] = [];
+  const ids = new Set<string>();
+  for (const event of data) {
+    const { id, type, timestamp, data: resource, previous, ...rest } = event;
+    expect(rest, "members beyond the Event schema").toEqual({});
+    expect(id).toMatch(/^evt_[0-9a-z]{26}$/);
+    expect(ids.has(id), `${id} listed twice`).toBe(false);
+    ids.add(id);
+    const place = known.indexOf(canonical({ type, data: resource, previous }));
+    expect(place, `not an event of this org's requests: ${JSON.stringify(event)}`).toBeGreaterThanOrEqual(0);
+    const { before, after } = fx.events[place]!;
+    expect(Date.parse(timestamp), `${timestamp} outside its request`).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(timestamp), `${timestamp} outside its request`).toBeLessThanOrEqual(after);
+    expect(new Date(Date.parse(timestamp)).toISOString()).toBe(timestamp);
+    places.push(place);
+  }
+  expect(
+    [...places].sort((a, b) => a - b),
+    "not in commit order",
+  ).toEqual(places);
+  if (verdict !== "valid") return;
+  // Contract 3: strings are trimmed, and an empty one is absent.
+  const type = value("type")?.trim() || undefined;
+  const given = value("cursor");
+  const from = given === undefined ? 0 : eventCursors(fx).find((c) => c.token === given)!.after;
+  const matching = fx.events.flatMap((e, i) => (i >= from && (type === undefined || e.type === type) ? [i] : []));
+  expect(places).toEqual(matching.slice(0, limit));
+  expect(hasMore).toBe(matching.length > limit);
+  // The position the next call starts from: after the last event listed, or where this one started.
+  const end = places.length > 0 ? places.at(-1)! + 1 : from;
+  if (places.length === 0 && given !== undefined) expect(nextCursor, "an empty page repeats its cursor").toBe(given);
+  const same = eventCursors(fx).find((c) => c.after === end && c.type === type);
+  if (same) expect(nextCursor, "the cursor issued for the same position").toBe(same.token);
 }

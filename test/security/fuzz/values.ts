@@ -40,7 +40,13 @@ export type SymKind =
   | "foreignIncidentCursor"
   | "flippedIncidentCursor"
   /** The contact list's cursor for phone = the org's first phone. */
-  | "contactPhoneCursor";
+  | "contactPhoneCursor"
+  /** Cursors of the events list: after the first event, after the first incident.created (type=incident.created), after the last. */
+  | "eventCursor"
+  | "eventTypeCursor"
+  | "eventEndCursor"
+  | "foreignEventCursor"
+  | "flippedEventCursor";
 
 export const LONE_SURROGATES = ["\uD800", "\uDBFF", "\uDC00", "\uDFFF", "a\uD83Db", "\uDE00x"];
 
