@@ -73,11 +73,15 @@ async function main(argv: string[]): Promise<number> {
     throw new CliError("the demo org has public credentials; it is never seeded with --remote");
 
   const target: Target = { remote: flags.remote === true, persistTo: flags["persist-to"] };
+  // With --remote the key comes from the operator's shell: refused before any connection.
+  const needsKey = name === "webhook add" || name === "webhook rotate-secret";
+  const remoteKeyProblem = keyProblem({ WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY });
+  if (target.remote && needsKey && remoteKeyProblem)
+    throw new CliError(`${remoteKeyProblem}; export the deployed key as WEBHOOK_SECRET_KEY for --remote`);
   const { d1, keyEnv, dispose } = await connect(target);
   const webhookKey = () => {
     const problem = keyProblem(keyEnv);
-    if (problem)
-      throw new CliError(target.remote ? `${problem}; export it as WEBHOOK_SECRET_KEY for --remote` : problem);
+    if (problem) throw new CliError(problem);
     return keyEnv.WEBHOOK_SECRET_KEY!;
   };
   try {

@@ -280,3 +280,19 @@ describe("refusals: non-zero exit, the reason on stderr, nothing changed", () =>
     expect(await webhookState()).toEqual(before);
   }, 150_000);
 });
+
+describe("--remote", () => {
+  it("add and rotate-secret refuse a missing WEBHOOK_SECRET_KEY before reaching Cloudflare", async () => {
+    // The harness passes this process's environment on; the test needs the key absent from it.
+    expect(process.env.WEBHOOK_SECRET_KEY).toBeUndefined();
+    for (const args of [
+      ["add", "--org", "org_x", "--url", "https://crm.example.com/hook"],
+      ["rotate-secret", "--org", "org_x", "--endpoint", "ep_x"],
+    ]) {
+      expectRefused(
+        await cli(["webhook", ...args, "--remote", "--json"]),
+        /WEBHOOK_SECRET_KEY is not set .*export the deployed key as WEBHOOK_SECRET_KEY for --remote/,
+      );
+    }
+  });
+});
