@@ -20,7 +20,8 @@ export default defineConfig({
             miniflare: {
               bindings: { TEST_MIGRATIONS: await readD1Migrations(path.join(import.meta.dirname, "migrations")) },
               // A database no migration has reached: what a request meets before a deploy's migrations.
-              d1Databases: { UNMIGRATED_DB: "unmigrated" },
+              // And one a step behind: every migration but the newest (a deploy's new code before its migration).
+              d1Databases: { UNMIGRATED_DB: "unmigrated", BEHIND_DB: "behind" },
             },
           })),
         ],

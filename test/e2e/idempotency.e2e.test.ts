@@ -46,7 +46,7 @@ const utcSchedule = (capacity: number) => ({
   weeklyHours: OPEN_ALWAYS,
 });
 
-const databaseIds = (toml: string) => [...toml.matchAll(/^\s*database_id\s*=\s*"([^"]+)"/gm)].map((m) => m[1]);
+const databaseNames = (toml: string) => [...toml.matchAll(/^\s*database_name\s*=\s*"([^"]+)"/gm)].map((m) => m[1]);
 
 let idemDir: string | undefined;
 let limitDir: string | undefined;
@@ -97,7 +97,7 @@ beforeAll(async () => {
   fs.writeFileSync(scheduleFile, JSON.stringify(utcSchedule(CAPACITY)));
   jsonLine(await admin(idemDir, ["schedule", "set", "--org", orgI.orgId, "--file", scheduleFile]), "schedule set");
   // The admin CLI reads the project's wrangler.toml; the low-limit config
-  // names the same D1 database_id, so both see the same local database.
+  // names the same D1 database, so both see the same local database.
   orgA = await createOrg(limitDir, "Limited A");
   orgB = await createOrg(limitDir, "Limited B");
 
@@ -219,8 +219,8 @@ describe(`the real RATE_LIMITER binding (${LIMIT} requests a minute per org)`, (
     expect(differing.find(([a]) => a.trim().startsWith("simple"))?.[1]).toMatch(
       new RegExp(`limit = ${LIMIT}, period = 60 }`),
     );
-    expect(databaseIds(limitConfig.text)).toEqual(databaseIds(limitConfig.original));
-    expect(databaseIds(limitConfig.text).length).toBeGreaterThan(0);
+    expect(databaseNames(limitConfig.text)).toEqual(databaseNames(limitConfig.original));
+    expect(databaseNames(limitConfig.text).length).toBeGreaterThan(0);
   });
 
   it(`allows ${LIMIT} counted requests of an org, then 429 with Retry-After: 60; other orgs and /health carry on`, async () => {
