@@ -13,7 +13,15 @@ import { CliError } from "./errors";
 export const projectRoot = fileURLToPath(new URL("../..", import.meta.url));
 export const CONFIG_PATH = path.join(projectRoot, "wrangler.toml");
 
-const ENV = { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" };
+// WRANGLER_LOG "log": `--json` output is a log line, which the CLI's own
+// quieter setting (connect.ts) would otherwise suppress in the child.
+const ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  CI: "true",
+  WRANGLER_LOG: "log",
+};
 
 /** Runs wrangler; with `capture`, its stdout is returned instead of shown. */
 export function wrangler(args: string[], capture = false): SpawnSyncReturns<string> {
