@@ -43,7 +43,7 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
           testTimeout: 60_000,
-          hookTimeout: 90_000,
+          hookTimeout: 180_000,
         },
       },
     ],
