@@ -376,7 +376,6 @@ async function main() {
       config,
       ...(existsSync(devVars) ? ["--env-file", devVars] : []),
     ]);
-    await server.waitUntilHealthy();
     const { heavy, empty } = seeded;
     started = performance.now();
     const deepCursor = await cursorAt(server.baseUrl, heavy, "/api/v1/contacts", DEPTH);

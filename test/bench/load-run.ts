@@ -294,7 +294,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
     await applyMigrations(stateDir);
     server = await DevServer.start(stateDir, await freePort());
     const orgs = await provisionOrgs(stateDir, options.orgs);
-    await server.waitUntilHealthy(60_000);
     const baseUrl = server.baseUrl;
     log(`load: server ready, ${orgs.length} orgs provisioned`);
 

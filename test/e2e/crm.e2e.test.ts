@@ -82,7 +82,7 @@ beforeAll(async () => {
 
   await applyMigrations(dir);
   const dev = await DevServer.start(dir, await freePort());
-  server = dev; // boots while the CLI provisions the orgs
+  server = dev;
   const createOrg = async (name: string) =>
     jsonLine<Org>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
   // One CLI at a time: two processes writing the same SQLite file can meet SQLITE_BUSY.
@@ -92,7 +92,6 @@ beforeAll(async () => {
   const b = await admin(dir, ["accounts", "import", "--org", orgB.orgId, "--file", csvFile]);
   importA = jsonLine(a, "accounts import (json)");
   importB = jsonLine(b, "accounts import (csv)");
-  await dev.waitUntilHealthy(60_000);
 });
 
 afterAll(async () => {

@@ -92,7 +92,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** `wrangler dev` in its own process group, with all of its output kept for diagnostics. */
 /**
  * A project's wrangler.toml (this one by default) with the rate limit set to `limit` and its
  * relative paths made absolute (a config's paths are relative to its folder).
@@ -113,6 +112,7 @@ export function configWithRateLimit(limit: number, root = ROOT): { text: string;
   return { text, original };
 }
 
+/** `wrangler dev` in its own process group, with all of its output kept for diagnostics. */
 export class DevServer {
   private log = "";
   private exitCode: number | null | undefined;
@@ -130,6 +130,7 @@ export class DevServer {
   private constructor(
     private readonly child: ChildProcess,
     readonly baseUrl: string,
+    private readonly logFile: string,
   ) {
     const keep = (chunk: Buffer) => {
       this.log += chunk.toString();
@@ -142,8 +143,16 @@ export class DevServer {
     process.once("exit", this.killOnExit);
   }
 
-  /** Each server gets its own free inspector port too: suites run in parallel, and wrangler's default (9229) is shared. */
-  static async start(stateDir: string, port: number, extraArgs: string[] = []): Promise<DevServer> {
+  /**
+   * Starts `wrangler dev` and resolves once GET /health answers 200. Nothing
+   * else may touch the state folder while it boots: a workerd opening its
+   * SQLite files beside another process's write can die of SQLITE_BUSY ("The
+   * Workers runtime failed to start"), so the CLI provisions after this.
+   * Each server gets its own free inspector port too: suites run in parallel,
+   * and wrangler's default (9229) is shared. wrangler's debug log (workerd's
+   * own output included) goes to the state folder and into any start failure.
+   */
+  static async start(stateDir: string, port: number, extraArgs: string[] = [], timeoutMs = 60_000): Promise<DevServer> {
     const inspector = await freePort();
     const args = [
       "wrangler",
@@ -160,8 +169,17 @@ export class DevServer {
       "warn",
       ...extraArgs,
     ];
-    const child = spawn("npx", args, { cwd: ROOT, env: ENV, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    return new DevServer(child, `http://127.0.0.1:${port}`);
+    const logFile = path.join(stateDir, `wrangler-dev-${port}.log`);
+    const env = { ...ENV, WRANGLER_LOG_PATH: logFile };
+    const child = spawn("npx", args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const server = new DevServer(child, `http://127.0.0.1:${port}`, logFile);
+    try {
+      await server.waitUntilHealthy(timeoutMs);
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    return server;
   }
 
   output(): string {
@@ -169,11 +187,11 @@ export class DevServer {
   }
 
   /** Polls GET /health every 200 ms until it answers 200. */
-  async waitUntilHealthy(timeoutMs = 60_000): Promise<void> {
+  private async waitUntilHealthy(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (this.exitCode !== undefined)
-        throw new Error(`wrangler dev exited (${this.exitCode}) before it was healthy:\n${this.log}`);
+        throw new Error(`wrangler dev exited (${this.exitCode}) before it was healthy:\n${this.diagnostics()}`);
       try {
         const response = await fetch(`${this.baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
         await response.arrayBuffer();
@@ -183,7 +201,18 @@ export class DevServer {
       }
       await sleep(200);
     }
-    throw new Error(`wrangler dev was not healthy after ${timeoutMs} ms:\n${this.log}`);
+    throw new Error(`wrangler dev was not healthy after ${timeoutMs} ms:\n${this.diagnostics()}`);
+  }
+
+  /** Its output, then the last 100 lines of its debug log. */
+  private diagnostics(): string {
+    let debugLog = "(no debug log)";
+    try {
+      debugLog = fs.readFileSync(this.logFile, "utf8").split("\n").slice(-100).join("\n");
+    } catch {
+      // never written
+    }
+    return `${this.log}\n--- ${this.logFile} (tail) ---\n${debugLog}`;
   }
 
   /** SIGTERM to the whole process group (npx, wrangler, workerd), SIGKILL if it lingers. */

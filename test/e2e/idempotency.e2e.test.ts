@@ -87,10 +87,12 @@ beforeAll(async () => {
       `migrations (low-limit config) failed (exit ${migrated.code}):\n${migrated.stdout}\n${migrated.stderr}`,
     );
 
-  idemServer = await DevServer.start(idemDir, await freePort());
-  limitServer = await DevServer.start(limitDir, await freePort(), ["--config", configFile]);
+  // The servers boot side by side (separate state folders), then the CLI provisions the orgs.
+  [idemServer, limitServer] = await Promise.all([
+    DevServer.start(idemDir, await freePort(), [], 90_000),
+    DevServer.start(limitDir, await freePort(), ["--config", configFile], 90_000),
+  ]);
 
-  // Both servers boot while the CLI provisions the orgs.
   orgI = await createOrg(idemDir, "Idem I");
   orgJ = await createOrg(idemDir, "Idem J");
   const scheduleFile = path.join(idemDir, "schedule.json");
@@ -100,9 +102,6 @@ beforeAll(async () => {
   // names the same D1 database, so both see the same local database.
   orgA = await createOrg(limitDir, "Limited A");
   orgB = await createOrg(limitDir, "Limited B");
-
-  await idemServer.waitUntilHealthy(90_000);
-  await limitServer.waitUntilHealthy(90_000);
 }, 240_000);
 
 afterAll(async () => {

@@ -81,9 +81,8 @@ async function execute(sql: string): Promise<void> {
 beforeAll(async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-incidents-"));
   stateDir = dir;
-  // Migrations first: a server starting beside them meets their lock
-  // (SQLITE_BUSY kills the migrating workerd). It boots while the orgs are
-  // provisioned: it touches the database only when a request needs it.
+  // Migrations, the server, then the orgs: a workerd starting beside another
+  // process's write can die of SQLITE_BUSY (DevServer.start).
   await applyMigrations(dir);
   const dev = await DevServer.start(dir, await freePort());
   server = dev;
@@ -110,7 +109,6 @@ beforeAll(async () => {
     jsonLine(await admin(dir, ["schedule", "set", "--org", orgB.orgId, "--file", schedule]), "schedule set B");
   };
   await Promise.all([provisionA(), provisionB()]);
-  await dev.waitUntilHealthy(60_000);
   const found = await agent(orgA, "available-appointments", { dateTime: slotAt(2, 0, NOW), limit: 100 });
   expect(found.status, found.text).toBe(200);
   poolA = found.body.slots.map((slot: { start: string }) => slot.start);

@@ -29,7 +29,6 @@ beforeAll(async () => {
   const schedule = path.join(dir, "schedule.json");
   fs.writeFileSync(schedule, JSON.stringify({ minNoticeMinutes: 0, weeklyHours: OPEN_ALWAYS }));
   jsonLine(await admin(dir, ["schedule", "set", "--org", org.orgId, "--file", schedule]), "schedule set");
-  await dev.waitUntilHealthy(60_000);
 });
 
 afterAll(async () => {

@@ -92,7 +92,7 @@ beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-sched-"));
   await applyMigrations(stateDir);
   const dev = await DevServer.start(stateDir, await freePort());
-  server = dev; // boots while the CLI provisions org A
+  server = dev;
   ({ org: orgA } = await orgWithSchedule("Sched A", utcSchedule(1)));
   const accounts = writeFile("accounts-a.json", [
     { name: "Acme Apartments" },
@@ -103,7 +103,6 @@ beforeAll(async () => {
     await admin(stateDir, ["accounts", "import", "--org", orgA.orgId, "--file", accounts]),
     "accounts import",
   );
-  await dev.waitUntilHealthy(60_000);
 });
 
 afterAll(async () => {

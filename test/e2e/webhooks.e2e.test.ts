@@ -198,8 +198,8 @@ beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-webhooks-"));
   const dir = stateDir;
   receiver = await Receiver.start();
-  // Migrations first: a server starting beside them meets their lock. The
-  // server boots while the orgs and endpoints are provisioned (two CLI chains).
+  // Migrations, the server, then the orgs and endpoints (two CLI chains): a
+  // workerd starting beside another process's write can die of SQLITE_BUSY.
   await applyMigrations(dir);
   const dev = await DevServer.start(dir, await freePort());
   server = dev;
@@ -229,7 +229,6 @@ beforeAll(async () => {
     rotation = await addHook(await volumeOrg, "/hook/rotation", ["contact.created"]);
   };
   await Promise.all([provisionVolume(), provisionOthers()]);
-  await dev.waitUntilHealthy(60_000);
 }, 180_000);
 
 afterAll(async () => {
