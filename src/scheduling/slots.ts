@@ -1,7 +1,7 @@
 // The slot engine: pure functions of (schedule, bookings, now, instants).
 // No clock, no I/O; callers pass `now` and the bookings of the window.
 import { type Interval, minutesOf, type Schedule, WEEKDAYS } from "./schedule";
-import { localDateOf, localIso, localToInstant, type PlainDate } from "./zone";
+import { dateString, type LocalDate, localDateOf, localIso, localToInstant, weekday } from "./zone";
 
 const MINUTE = 60_000;
 
@@ -29,9 +29,9 @@ export function bookableWindow(schedule: Schedule, now: number) {
 }
 
 /** [opening, closing) instants of each interval of local `date`; none on a closed date. */
-function openingsOn(schedule: Schedule, date: PlainDate): SlotTimes[] {
-  if (schedule.closedDates.includes(date.toString())) return [];
-  const intervals: Interval[] = schedule.weeklyHours[WEEKDAYS[date.dayOfWeek - 1]!] ?? [];
+function openingsOn(schedule: Schedule, date: LocalDate): SlotTimes[] {
+  if (schedule.closedDates.includes(dateString(date))) return [];
+  const intervals: Interval[] = schedule.weeklyHours[WEEKDAYS[weekday(date) - 1]!] ?? [];
   return intervals.map(([open, close]) => ({
     start: localToInstant(date, minutesOf(open), schedule.timeZone),
     end: localToInstant(date, minutesOf(close), schedule.timeZone),
@@ -48,11 +48,7 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
   const slotMs = schedule.slotMinutes * MINUTE;
   // A slot of local date D starts on D (opening ≥ D's midnight, end ≤ D+1's),
   // so the scan starts at the local date of `from`.
-  for (
-    let date = localDateOf(from, schedule.timeZone);
-    localToInstant(date, 0, schedule.timeZone) < until;
-    date = date.add({ days: 1 })
-  ) {
+  for (let date = localDateOf(from, schedule.timeZone); localToInstant(date, 0, schedule.timeZone) < until; date++) {
     for (const opening of openingsOn(schedule, date)) {
       const skip = Math.max(0, Math.ceil((from - opening.start) / slotMs));
       for (let start = opening.start + skip * slotMs; start + slotMs <= opening.end && start < until; start += slotMs) {

@@ -1,0 +1,143 @@
+// The zone module against exact instants, then against temporal-polyfill (a
+// dev dependency: the oracle) in every zone workerd knows, around each of its
+// offset changes from 2000 to 2040 and at random instants in between.
+import { Temporal } from "temporal-polyfill";
+import { describe, expect, it } from "vitest";
+import { dateString, localDateOf, localIso, localToInstant, weekday } from "../../src/scheduling/zone";
+import { DAY, HOUR, MINUTE } from "../support/time";
+
+const dayOf = (iso: string) => Math.round(Date.parse(`${iso}T00:00:00Z`) / DAY);
+
+describe("zone: exact instants", () => {
+  it.each([
+    ["a plain hour", "America/New_York", "2026-11-23", 9 * 60, "2026-11-23T14:00:00Z"],
+    [
+      "a time in the spring-forward gap moves forward by the gap",
+      "America/New_York",
+      "2026-03-08",
+      150,
+      "2026-03-08T07:30:00Z",
+    ],
+    [
+      "an ambiguous fall-back time takes the earlier instant",
+      "America/New_York",
+      "2026-11-01",
+      90,
+      "2026-11-01T05:30:00Z",
+    ],
+    ["24:00 is the next day's midnight", "Europe/Berlin", "2026-03-28", 1440, "2026-03-28T23:00:00Z"],
+    ["Lord Howe's half-hour gap: 02:15 is 02:45", "Australia/Lord_Howe", "2026-10-04", 135, "2026-10-03T15:45:00Z"],
+    ["Kathmandu's +05:45", "Asia/Kathmandu", "2026-11-23", 600, "2026-11-23T04:15:00Z"],
+    [
+      "Apia skipped 30 December 2011: its noon is the 31st's",
+      "Pacific/Apia",
+      "2011-12-30",
+      720,
+      "2011-12-30T22:00:00Z",
+    ],
+    ["UTC", "UTC", "2026-11-23", 0, "2026-11-23T00:00:00Z"],
+  ])("%s", (_name, zone, date, minutes, expected) => {
+    expect(new Date(localToInstant(dayOf(date), minutes, zone)).toISOString()).toBe(new Date(expected).toISOString());
+  });
+
+  it.each([
+    ["2026-11-23T14:00:00Z", "America/New_York", "2026-11-23T09:00:00-05:00"],
+    ["2026-11-23T04:15:59.999Z", "Asia/Kathmandu", "2026-11-23T10:00:59+05:45"],
+    ["2026-11-23T00:00:00Z", "UTC", "2026-11-23T00:00:00+00:00"],
+    ["1883-11-18T12:00:00Z", "America/New_York", "1883-11-18T07:03:58-04:56"],
+  ])("localIso(%s, %s) is %s", (instant, zone, expected) => {
+    expect(localIso(Date.parse(instant), zone)).toBe(expected);
+  });
+
+  it("dates: local date, string and ISO weekday", () => {
+    expect(dateString(localDateOf(Date.parse("2026-11-23T03:00:00Z"), "America/Los_Angeles"))).toBe("2026-11-22");
+    expect(dateString(dayOf("2026-11-23"))).toBe("2026-11-23");
+    expect(weekday(dayOf("2026-11-23"))).toBe(1);
+    expect(weekday(dayOf("2026-11-29"))).toBe(7);
+    expect(weekday(dayOf("1969-12-31"))).toBe(3);
+  });
+});
+
+/** The polyfill's answers, the oracle. */
+const oracle = {
+  localToInstant: (date: number, minutes: number, zone: string) =>
+    Temporal.PlainDate.from(dateString(date))
+      .add({ days: Math.floor(minutes / 1440) })
+      .toPlainDateTime({ hour: Math.floor((minutes % 1440) / 60), minute: minutes % 60 })
+      .toZonedDateTime(zone, { disambiguation: "compatible" }).epochMilliseconds,
+  localDate: (instant: number, zone: string) =>
+    Temporal.Instant.fromEpochMilliseconds(instant).toZonedDateTimeISO(zone).toPlainDate().toString(),
+  localIso: (instant: number, zone: string) =>
+    Temporal.Instant.fromEpochMilliseconds(instant)
+      .toZonedDateTimeISO(zone)
+      .toString({ smallestUnit: "second", timeZoneName: "never" }),
+};
+
+/** A small seeded generator, so that a failure names instants that can be tried again. */
+function random(seed: number) {
+  return () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+}
+
+const FROM = Date.parse("2000-01-01T00:00:00Z");
+const UNTIL = Date.parse("2040-01-01T00:00:00Z");
+const ZONES = Intl.supportedValuesOf("timeZone");
+
+/** The zone's offset just before `change`, by the oracle. */
+const offsetBefore = (change: number, zone: string) =>
+  Temporal.Instant.fromEpochMilliseconds(change - 1).toZonedDateTimeISO(zone).offsetNanoseconds / 1e6;
+
+/** Every instant the zone's offset changes in [FROM, UNTIL), by the oracle. */
+function transitions(zone: string): number[] {
+  const found: number[] = [];
+  let at = Temporal.Instant.fromEpochMilliseconds(FROM).toZonedDateTimeISO(zone);
+  for (;;) {
+    const next = at.getTimeZoneTransition("next");
+    if (!next || next.epochMilliseconds >= UNTIL) return found;
+    found.push(next.epochMilliseconds);
+    at = next;
+  }
+}
+
+describe("zone: the same answers as temporal-polyfill", () => {
+  it(`in all ${ZONES.length} zones, around every offset change from 2000 to 2040`, () => {
+    expect(ZONES.length).toBeGreaterThan(300);
+    let checked = 0;
+    for (const zone of ZONES) {
+      for (const change of transitions(zone)) {
+        // Wall-clock times every 15 minutes from 2 hours before the change's local time to 2 hours after.
+        const wall = change + offsetBefore(change, zone);
+        for (let step = -8; step <= 8; step++) {
+          const minutesSinceEpoch = Math.floor(wall / MINUTE) + step * 15;
+          const date = Math.floor(minutesSinceEpoch / 1440);
+          const minutes = minutesSinceEpoch - date * 1440;
+          const context = `${zone} ${dateString(date)} +${minutes} min`;
+          expect(localToInstant(date, minutes, zone), context).toBe(oracle.localToInstant(date, minutes, zone));
+          checked++;
+        }
+        for (const instant of [change - MINUTE, change - 1, change, change + MINUTE]) {
+          expect(localIso(instant, zone), `${zone} ${instant}`).toBe(oracle.localIso(instant, zone));
+          expect(dateString(localDateOf(instant, zone)), `${zone} ${instant}`).toBe(oracle.localDate(instant, zone));
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(30_000);
+  }, 60_000);
+
+  it("in all zones at 50 random instants and wall-clock times each", () => {
+    const next = random(20261124);
+    for (const zone of ZONES) {
+      for (let i = 0; i < 50; i++) {
+        const instant = Math.floor(FROM + next() * (UNTIL - FROM));
+        expect(localIso(instant, zone), `${zone} ${instant}`).toBe(oracle.localIso(instant, zone));
+        expect(dateString(localDateOf(instant, zone)), `${zone} ${instant}`).toBe(oracle.localDate(instant, zone));
+        const date = Math.floor(instant / DAY);
+        const minutes = Math.floor(next() * 1441);
+        const context = `${zone} ${dateString(date)} +${minutes} min`;
+        expect(localToInstant(date, minutes, zone), context).toBe(oracle.localToInstant(date, minutes, zone));
+      }
+    }
+  });
+});
