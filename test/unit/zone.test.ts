@@ -4,7 +4,7 @@
 import { Temporal } from "temporal-polyfill";
 import { describe, expect, it } from "vitest";
 import { dateString, localDateOf, localIso, localToInstant, weekday } from "../../src/scheduling/zone";
-import { DAY, HOUR, MINUTE } from "../support/time";
+import { DAY, MINUTE } from "../support/time";
 
 const dayOf = (iso: string) => Math.round(Date.parse(`${iso}T00:00:00Z`) / DAY);
 
