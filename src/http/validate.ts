@@ -1,7 +1,7 @@
 // The one validator wrapper: zod schemas checked by @hono/zod-validator, and
 // every failing field reported in contract-shaped `errors[]` entries.
 import { zValidator } from "@hono/zod-validator";
-import type { z } from "zod";
+import type * as z from "zod";
 import { normalizePhone } from "../lib/phones";
 import { type FieldError, validationFailed } from "./problem";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { getAccount } from "../db/accounts";
 import { ApiError } from "../http/problem";
 import { account } from "../schemas/responses";

@@ -6,8 +6,9 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv, Bindings } from "../env";
 import { readCapped } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
@@ -60,6 +61,15 @@ const TOOLS = OPERATIONS.map((op) => ({
 const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
+
+/**
+ * The Server's JSON Schema validator, which it uses only for elicitation
+ * answers; this server never elicits. Given explicitly, so the SDK never
+ * builds its ajv one (left out of the bundle: src/lib/no-ajv.ts).
+ */
+const NO_ELICITATION: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: "this server asks for no elicitation" }),
+};
 
 /**
  * An argument as URL text, whatever JSON the client sent: objects as JSON
@@ -137,7 +147,10 @@ export function mcpRoutes(fetchApp: FetchApp) {
       // (without a tool call, the database middleware answers as for any request).
       let bookmark = c.req.header(BOOKMARK_HEADER);
       let returned: string | null = null;
-      const server = new Server({ name: "field-service-api", version: "1.0.0" }, { capabilities: { tools: {} } });
+      const server = new Server(
+        { name: "field-service-api", version: "1.0.0" },
+        { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
+      );
       server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
       let body: unknown;
       let request = c.req.raw;

@@ -3,7 +3,7 @@
 // resource. The router (mountOperations), the OpenAPI document and the MCP
 // tool list are all read off these declarations.
 import type { Context, Hono, MiddlewareHandler } from "hono";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { AppEnv } from "../env";
 import { jsonBody } from "../http/body";
 import type { ProblemCode } from "../http/errors";

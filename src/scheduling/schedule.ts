@@ -1,6 +1,6 @@
 // An org's schedule (contract 5.1): its types, its defaults and the zod schema
 // that validates a `schedule set` document.
-import { z } from "zod";
+import * as z from "zod";
 
 export const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
 export type Weekday = (typeof WEEKDAYS)[number];

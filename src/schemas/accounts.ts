@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { addressFields, LIMITS, optionalCode, optionalEmail, phoneFields, requiredText } from "./common";
 
 /** One account of an `accounts import` file (accounts are created by operators only). */

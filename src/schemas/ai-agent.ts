@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { dateTime, LIMITS, optionalText, requiredText } from "./common";
 
 export const availableAppointmentsBody = z.strictObject({

@@ -1,6 +1,6 @@
 // Field builders shared by the request schemas. Strings are trimmed; an empty
 // string or explicit null means "absent" and comes out as null.
-import { z } from "zod";
+import * as z from "zod";
 import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
 
 // A lone surrogate or a NUL could not be read back as written (contract section 1).

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { EVENT_TYPES } from "../../drizzle/schema";
 import { cursorParam, queryInteger } from "./common";
 

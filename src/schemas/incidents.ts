@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { INCIDENT_STATUSES } from "../../drizzle/schema";
 import { cursorParam, dateTime, idParam, LIMITS, optionalText, queryDateTime, queryInteger, queryText } from "./common";
 

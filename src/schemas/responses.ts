@@ -1,6 +1,6 @@
 // Response bodies, as zod schemas: they describe the OpenAPI document, and the
 // integration tests check real responses against them so the two cannot drift.
-import { z } from "zod";
+import * as z from "zod";
 
 const iso = z.string().meta({ format: "date-time", example: "2026-11-23T14:00:00.000Z" });
 const text = z.string().nullable();

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:test";
 import { asc, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { EVENT_TYPES, type EventType, events } from "../../../drizzle/schema";
 import { event, eventPage } from "../../../src/schemas/responses";
 import type { ReadResponse } from "../../support/http";
