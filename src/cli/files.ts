@@ -28,9 +28,9 @@ export async function parseScheduleFile(file: string): Promise<ScheduleDocument>
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     throw new CliError(`${file} must hold one schedule object`);
   }
-  const result = scheduleDocument.safeParse(json);
+  const result = scheduleDocument().safeParse(json);
   if (!result.success) {
-    const problems = toFieldErrors(result.error.issues, json, Object.keys(scheduleDocument.shape)).map(
+    const problems = toFieldErrors(result.error.issues, json, Object.keys(scheduleDocument().shape)).map(
       (e) => `${e.path || "(schedule)"}: ${e.message}`,
     );
     throw new CliError(`${file}: invalid schedule, nothing stored:\n  ${problems.join("\n  ")}`);
@@ -48,10 +48,10 @@ export function parseAccounts(text: string, file: string): NewAccount[] {
   const problems: string[] = [];
   const valid: NewAccount[] = [];
   records.forEach((record, i) => {
-    const result = importAccount.safeParse(record);
+    const result = importAccount().safeParse(record);
     if (result.success) valid.push(result.data);
     else
-      for (const e of toFieldErrors(result.error.issues, record, Object.keys(importAccount.shape)))
+      for (const e of toFieldErrors(result.error.issues, record, Object.keys(importAccount().shape)))
         problems.push(`record ${i + 1}: ${e.path || "(record)"}: ${e.message}`);
   });
   if (problems.length > 0) {

@@ -1,16 +1,26 @@
 // The one validator wrapper: zod schemas checked by @hono/zod-validator, and
 // every failing field reported in contract-shaped `errors[]` entries.
 import { zValidator } from "@hono/zod-validator";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type * as z from "zod";
 import { normalizePhone } from "../lib/phones";
 import { type FieldError, validationFailed } from "./problem";
 
 type Issue = z.core.$ZodIssue;
 
-export function validate<Target extends "json" | "query" | "param", Schema extends z.ZodType>(
-  target: Target,
-  schema: Schema,
-) {
+/**
+ * Validates `target` against the schema `schemaOf` builds, on the first
+ * request that needs it (schemas are not built at startup).
+ */
+export function validate<Target extends "json" | "query" | "param">(target: Target, schemaOf: () => z.ZodType) {
+  let validator: MiddlewareHandler | undefined;
+  return function validation(c: Context, next: Next) {
+    validator ??= validatorOf(target, schemaOf());
+    return validator(c, next);
+  };
+}
+
+function validatorOf(target: "json" | "query" | "param", schema: z.ZodType): MiddlewareHandler {
   const known = fieldNames(schema);
   return zValidator(target, schema, (result, c) => {
     const errors = result.success ? [] : toFieldErrors(result.error.issues, result.data, known);

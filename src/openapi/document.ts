@@ -7,7 +7,7 @@ import { OPERATIONS } from "../routes";
 import type { Operation } from "../routes/operation";
 import { health, incidentNotChangeable, problem, slotUnavailable } from "../schemas/responses";
 
-const problemContent = (schema: z.ZodType = problem) => ({ "application/problem+json": { schema } });
+const problemContent = (schema: z.ZodType = problem()) => ({ "application/problem+json": { schema } });
 
 const retryAfter = z.string().meta({ description: "Seconds to wait before retrying" });
 const bookmark = z.string().max(128);
@@ -15,14 +15,14 @@ const BOOKMARK_OUT =
   "The D1 session's position after this request; send it back as X-D1-Bookmark to read at least this far";
 
 // Problems whose documents carry members of their own.
-const PROBLEM_SCHEMAS: Partial<Record<ProblemCode, z.ZodType>> = {
+const PROBLEM_SCHEMAS: Partial<Record<ProblemCode, () => z.ZodType>> = {
   slot_unavailable: slotUnavailable,
   incident_not_changeable: incidentNotChangeable,
 };
 
 /** The schema of a status's problems: the plain one, those with members of their own, or a union of them. */
 function schemaOf(group: ProblemCode[]): z.ZodType {
-  const schemas = [...new Set(group.map((code) => PROBLEM_SCHEMAS[code] ?? problem))];
+  const schemas = [...new Set(group.map((code) => (PROBLEM_SCHEMAS[code] ?? problem)()))];
   const [first, second, ...rest] = schemas;
   return second ? z.union([first!, second, ...rest]) : first!;
 }
@@ -67,7 +67,7 @@ function responses(op: Operation): ZodOpenApiResponsesObject {
           .meta({ description: "Present when this response replays an earlier one" }),
         "X-D1-Bookmark": bookmark.optional().meta({ description: BOOKMARK_OUT }),
       }),
-      content: { "application/json": { schema: op.response, example: op.responseExample } },
+      content: { "application/json": { schema: op.response(), example: op.responseExample } },
     },
     ...problemResponses(op),
   };
@@ -82,8 +82,8 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
     summary: op.summary,
     description: op.description,
     requestParams: {
-      ...(op.query ? { query: op.query as z.ZodObject } : {}),
-      ...(op.params ? { path: op.params as z.ZodObject } : {}),
+      ...(op.query ? { query: op.query() as z.ZodObject } : {}),
+      ...(op.params ? { path: op.params() as z.ZodObject } : {}),
       header: z.object({
         ...(op.method === "post"
           ? {
@@ -107,7 +107,7 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
       }),
     },
     ...(op.body
-      ? { requestBody: { required: true, content: { "application/json": { schema: op.body, example: op.example } } } }
+      ? { requestBody: { required: true, content: { "application/json": { schema: op.body(), example: op.example } } } }
       : {}),
     responses: responses(op),
   };
@@ -148,7 +148,7 @@ export function openApiDocument() {
           summary: "Liveness check (no auth)",
           security: [],
           responses: {
-            "200": { description: "The service is up", content: { "application/json": { schema: health } } },
+            "200": { description: "The service is up", content: { "application/json": { schema: health() } } },
           },
         },
       },

@@ -1,12 +1,11 @@
-import * as z from "zod";
 import { getAccount } from "../db/accounts";
 import { ApiError } from "../http/problem";
+import { once } from "../lib/once";
+import { idParam } from "../schemas/common";
 import { account } from "../schemas/responses";
 import { defineOperation } from "./operation";
 
-const accountIdParam = z.object({
-  id: z.string().meta({ description: "The account's id", example: "acct_demo0000000000000000000001" }),
-});
+const accountIdParam = once(() => idParam("The account's id", "acct_demo0000000000000000000001"));
 
 export const ACCOUNT_EXAMPLE = {
   id: "acct_demo0000000000000000000001",

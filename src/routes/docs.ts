@@ -1,12 +1,16 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
-import { renderDocsPage } from "../openapi/docs-page";
-import { openApiDocument } from "../openapi/document";
+
+// The document and the page are modules loaded by their first request: no isolate builds them at startup.
+const document = async () => (await import("../openapi/document")).openApiDocument();
 
 /** The OpenAPI document and the docs page: public, unauthenticated, not rate limited. */
 export const docs = new Hono<AppEnv>()
-  .get("/api/v1/openapi.json", (c) => c.json(openApiDocument()))
+  .get("/api/v1/openapi.json", async (c) => c.json(await document()))
   .all("/api/v1/openapi.json", methodNotAllowed("GET"))
-  .get("/docs", (c) => c.html(renderDocsPage(openApiDocument() as unknown as Record<string, unknown>)))
+  .get("/docs", async (c) => {
+    const { renderDocsPage } = await import("../openapi/docs-page");
+    return c.html(renderDocsPage((await document()) as unknown as Record<string, unknown>));
+  })
   .all("/docs", methodNotAllowed("GET"));

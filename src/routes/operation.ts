@@ -12,8 +12,10 @@ import { validate } from "../http/validate";
 import { idempotency } from "../middleware/idempotency";
 import { rateLimit } from "../middleware/rate-limit";
 
-type Schema = z.ZodType | undefined;
-type Out<S extends Schema> = S extends z.ZodType ? z.output<S> : undefined;
+/** A schema as declared: built on first use (src/lib/once.ts), so startup builds none. */
+export type Lazy<T extends z.ZodType = z.ZodType> = () => T;
+type Schema = Lazy | undefined;
+type Out<S extends Schema> = S extends Lazy<infer T> ? z.output<T> : undefined;
 
 /** What a handler reads: the validated body, query and path parameters, nothing raw. */
 export interface Input<B extends Schema, Q extends Schema, P extends Schema> {
@@ -46,7 +48,7 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   responseExample: Record<string, unknown>;
   query?: Q;
   params?: P;
-  response: z.ZodType;
+  response: Lazy;
   /** Problems this operation answers besides those every operation (or every POST) can. */
   errors?: ProblemCode[];
   handler(c: Context<AppEnv>, input: Input<B, Q, P>): Response | Promise<Response>;

@@ -1,6 +1,7 @@
 // An org's schedule (contract 5.1): its types, its defaults and the zod schema
 // that validates a `schedule set` document.
 import * as z from "zod";
+import { once } from "../lib/once";
 
 export const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -73,61 +74,69 @@ const time = (closing: boolean) =>
       : 'must be a time "HH:MM" from "00:00" to "23:59"',
   });
 
-const dayHours = z
-  .array(z.tuple([time(false), time(true)]))
-  .max(48)
-  .superRefine((intervals, ctx) => {
-    intervals.forEach(([open, close], i) => {
-      if (minutesOf(open) >= minutesOf(close)) {
-        ctx.addIssue({
-          code: "custom",
-          path: [i],
-          message: `opens at ${open}, not before it closes at ${close}`,
-          params: { code: "invalid_interval" },
-        });
+const dayHours = () =>
+  z
+    .array(z.tuple([time(false), time(true)]))
+    .max(48)
+    .superRefine((intervals, ctx) => {
+      intervals.forEach(([open, close], i) => {
+        if (minutesOf(open) >= minutesOf(close)) {
+          ctx.addIssue({
+            code: "custom",
+            path: [i],
+            message: `opens at ${open}, not before it closes at ${close}`,
+            params: { code: "invalid_interval" },
+          });
+        }
+      });
+      const sorted = [...intervals].sort((a, b) => minutesOf(a[0]) - minutesOf(b[0]));
+      for (let i = 1; i < sorted.length; i++) {
+        const [prev, next] = [sorted[i - 1]!, sorted[i]!];
+        if (minutesOf(next[0]) < minutesOf(prev[1])) {
+          ctx.addIssue({
+            code: "custom",
+            path: [],
+            message: `${prev.join("–")} overlaps ${next.join("–")}`,
+            params: { code: "overlapping_intervals" },
+          });
+        }
       }
-    });
-    const sorted = [...intervals].sort((a, b) => minutesOf(a[0]) - minutesOf(b[0]));
-    for (let i = 1; i < sorted.length; i++) {
-      const [prev, next] = [sorted[i - 1]!, sorted[i]!];
-      if (minutesOf(next[0]) < minutesOf(prev[1])) {
-        ctx.addIssue({
-          code: "custom",
-          path: [],
-          message: `${prev.join("–")} overlaps ${next.join("–")}`,
-          params: { code: "overlapping_intervals" },
-        });
-      }
-    }
-  })
-  .transform((intervals) => [...intervals].sort((a, b) => minutesOf(a[0]) - minutesOf(b[0])) as Interval[]);
+    })
+    .transform((intervals) => [...intervals].sort((a, b) => minutesOf(a[0]) - minutesOf(b[0])) as Interval[]);
+
+type DayHours = ReturnType<typeof dayHours>;
 
 /**
  * A `schedule set` document: every member optional (a missing one takes its
  * default, a missing day of weeklyHours is closed), unknown members refused.
  */
-export const scheduleDocument = z.strictObject({
-  timeZone: z.string().refine(isTimeZone, { message: "must be an IANA time zone such as America/New_York" }).optional(),
-  slotMinutes: z.number().int().min(5).max(1440).optional(),
-  capacity: z.number().int().min(1).max(1000).optional(),
-  // Not bounded by the contract; a year keeps instants well inside Date's range.
-  minNoticeMinutes: z.number().int().min(0).max(525_600).optional(),
-  horizonDays: z.number().int().min(1).max(365).optional(),
-  weeklyHours: z
-    .strictObject(
-      Object.fromEntries(WEEKDAYS.map((day) => [day, dayHours.optional()])) as Record<
-        Weekday,
-        z.ZodOptional<typeof dayHours>
-      >,
-    )
-    .optional(),
-  closedDates: z
-    .array(z.string().refine(isPlainDate, { message: "must be a date YYYY-MM-DD" }))
-    .max(1000)
-    .optional(),
-});
+export const scheduleDocument = once(() =>
+  z.strictObject({
+    timeZone: z
+      .string()
+      .refine(isTimeZone, { message: "must be an IANA time zone such as America/New_York" })
+      .optional(),
+    slotMinutes: z.number().int().min(5).max(1440).optional(),
+    capacity: z.number().int().min(1).max(1000).optional(),
+    // Not bounded by the contract; a year keeps instants well inside Date's range.
+    minNoticeMinutes: z.number().int().min(0).max(525_600).optional(),
+    horizonDays: z.number().int().min(1).max(365).optional(),
+    weeklyHours: z
+      .strictObject(
+        Object.fromEntries(WEEKDAYS.map((day) => [day, dayHours().optional()])) as Record<
+          Weekday,
+          z.ZodOptional<DayHours>
+        >,
+      )
+      .optional(),
+    closedDates: z
+      .array(z.string().refine(isPlainDate, { message: "must be a date YYYY-MM-DD" }))
+      .max(1000)
+      .optional(),
+  }),
+);
 
-export type ScheduleDocument = z.output<typeof scheduleDocument>;
+export type ScheduleDocument = z.output<ReturnType<typeof scheduleDocument>>;
 
 export function resolveDocument(document: ScheduleDocument, currentTimeZone: string): Schedule {
   const weeklyHours = document.weeklyHours

@@ -1,5 +1,6 @@
-// Field builders shared by the request schemas. Strings are trimmed; an empty
-// string or explicit null means "absent" and comes out as null.
+// Field builders shared by the request schemas, each a function: schemas are
+// built on first use (src/lib/once.ts), never at startup. Strings are trimmed;
+// an empty string or explicit null means "absent" and comes out as null.
 import * as z from "zod";
 import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
 
@@ -34,22 +35,27 @@ export const requiredText = (max: number) =>
 // would accept addresses no mail system delivers to.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 
-export const optionalEmail = z
-  .string()
-  .trim()
-  .max(320)
-  .refine(isCleanText, cleanText())
-  .refine((v) => v === "" || EMAIL.test(v), { message: "must be an email address", params: { code: "invalid_format" } })
-  .nullish()
-  .transform((v) => v || null);
+export const optionalEmail = () =>
+  z
+    .string()
+    .trim()
+    .max(320)
+    .refine(isCleanText, cleanText())
+    .refine((v) => v === "" || EMAIL.test(v), {
+      message: "must be an email address",
+      params: { code: "invalid_format" },
+    })
+    .nullish()
+    .transform((v) => v || null);
 
-export const optionalCode = z
-  .number()
-  .int()
-  .min(0)
-  .max(2147483647)
-  .nullish()
-  .transform((v) => v ?? null);
+export const optionalCode = () =>
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(2147483647)
+    .nullish()
+    .transform((v) => v ?? null);
 
 const badDateTime = (message = "must be an RFC 3339 date-time with a zone, like 2026-11-23T14:00:00Z") => ({
   message,
@@ -57,23 +63,25 @@ const badDateTime = (message = "must be an RFC 3339 date-time with a zone, like 
 });
 
 /** An RFC 3339 date-time with a zone, as epoch milliseconds. */
-export const dateTime = z
-  .string()
-  .trim()
-  .refine((v) => parseDateTime(v) !== null, badDateTime())
-  .meta({ format: "date-time", description: "RFC 3339 with a zone (Z or ±HH:MM)", example: "2026-11-23T14:00:00Z" })
-  .transform((v) => parseDateTime(v) as number);
+export const dateTime = () =>
+  z
+    .string()
+    .trim()
+    .refine((v) => parseDateTime(v) !== null, badDateTime())
+    .meta({ format: "date-time", description: "RFC 3339 with a zone (Z or ±HH:MM)", example: "2026-11-23T14:00:00Z" })
+    .transform((v) => parseDateTime(v) as number);
 
 /** An optional RFC 3339 date-time or plain date, as epoch milliseconds or null. */
-export const optionalDateOrDateTime = z
-  .string()
-  .trim()
-  .refine(
-    (v) => v === "" || parseDateOrDateTime(v) !== null,
-    badDateTime("must be an RFC 3339 date-time with a zone or a date YYYY-MM-DD"),
-  )
-  .nullish()
-  .transform((v) => (v ? (parseDateOrDateTime(v) as number) : null));
+export const optionalDateOrDateTime = () =>
+  z
+    .string()
+    .trim()
+    .refine(
+      (v) => v === "" || parseDateOrDateTime(v) !== null,
+      badDateTime("must be an RFC 3339 date-time with a zone or a date YYYY-MM-DD"),
+    )
+    .nullish()
+    .transform((v) => (v ? (parseDateOrDateTime(v) as number) : null));
 
 export const LIMITS = {
   name: 200,
@@ -95,26 +103,28 @@ export const queryText = (max: number) =>
     .transform((v) => v || undefined);
 
 /** An optional date-time query filter, as epoch milliseconds; absent when empty. */
-export const queryDateTime = z
-  .string()
-  .trim()
-  .refine((v) => v === "" || parseDateTime(v) !== null, badDateTime())
-  .optional()
-  .meta({ format: "date-time", description: "RFC 3339 with a zone (Z or ±HH:MM)", example: "2026-11-23T14:00:00Z" })
-  .transform((v) => (v ? (parseDateTime(v) as number) : undefined));
+export const queryDateTime = () =>
+  z
+    .string()
+    .trim()
+    .refine((v) => v === "" || parseDateTime(v) !== null, badDateTime())
+    .optional()
+    .meta({ format: "date-time", description: "RFC 3339 with a zone (Z or ±HH:MM)", example: "2026-11-23T14:00:00Z" })
+    .transform((v) => (v ? (parseDateTime(v) as number) : undefined));
 
 /** The `cursor` query parameter of a list. */
-export const cursorParam = z.string().max(1024).optional().meta({
-  description: "The nextCursor of the previous page",
-  example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDEifQ",
-});
+export const cursorParam = () =>
+  z.string().max(1024).optional().meta({
+    description: "The nextCursor of the previous page",
+    example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDEifQ",
+  });
 
 /** The `{id}` of a path. */
 export const idParam = (description: string, example: string) =>
   z.object({ id: z.string().meta({ description, example }) });
 
 /** The postal-address fields shared by leads, contacts and accounts. */
-export const addressFields = {
+export const addressFields = () => ({
   buildingLocation: optionalText(LIMITS.name),
   street1: optionalText(LIMITS.street),
   street2: optionalText(LIMITS.street),
@@ -122,12 +132,12 @@ export const addressFields = {
   postalCode: optionalText(LIMITS.postalCode),
   state: optionalText(LIMITS.name),
   country: optionalText(LIMITS.name),
-};
+});
 
-export const phoneFields = {
+export const phoneFields = () => ({
   mobilePhone: optionalText(LIMITS.phone),
   businessPhone: optionalText(LIMITS.phone),
-};
+});
 
 /**
  * An optional integer query parameter: validated as the text a query value

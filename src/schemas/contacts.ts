@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { once } from "../lib/once";
 import {
   addressFields,
   cursorParam,
@@ -14,43 +15,47 @@ import {
 const REACHABLE_BY = ["firstName", "lastName", "email", "mobilePhone", "businessPhone"] as const;
 
 /** The Contact of spec 2.2; a contact must carry a name or a way to reach it. */
-export const createContactBody = z
-  .strictObject({
-    firstName: optionalText(LIMITS.name),
-    lastName: optionalText(LIMITS.name),
-    email: optionalEmail,
-    ...phoneFields,
-    accountId: optionalText(LIMITS.name),
-    ...addressFields,
-  })
-  .superRefine((contact, ctx) => {
-    if (REACHABLE_BY.every((field) => !contact[field])) {
-      ctx.addIssue({
-        code: "custom",
-        path: [],
-        message: `at least one of ${REACHABLE_BY.join(", ")} is required`,
-        params: { code: "required_one_of" },
-      });
-    }
-  });
+export const createContactBody = once(() =>
+  z
+    .strictObject({
+      firstName: optionalText(LIMITS.name),
+      lastName: optionalText(LIMITS.name),
+      email: optionalEmail(),
+      ...phoneFields(),
+      accountId: optionalText(LIMITS.name),
+      ...addressFields(),
+    })
+    .superRefine((contact, ctx) => {
+      if (REACHABLE_BY.every((field) => !contact[field])) {
+        ctx.addIssue({
+          code: "custom",
+          path: [],
+          message: `at least one of ${REACHABLE_BY.join(", ")} is required`,
+          params: { code: "required_one_of" },
+        });
+      }
+    }),
+);
 
-export type NewContact = z.output<typeof createContactBody>;
+export type NewContact = z.output<ReturnType<typeof createContactBody>>;
 
-export const listContactsQuery = z.strictObject({
-  limit: queryInteger({ min: 1, max: 200, default: 50, example: 2 }),
-  cursor: cursorParam,
-  accountId: queryText(LIMITS.name).meta({ example: "acct_demo0000000000000000000003" }),
-  email: queryText(LIMITS.email).meta({ example: "jane@example.com" }),
-  phone: queryText(LIMITS.phone).meta({
-    description:
-      "Contacts whose mobilePhone or businessPhone is this number (any spelling; without + it is read in your country)",
-    example: "+19175550199",
+export const listContactsQuery = once(() =>
+  z.strictObject({
+    limit: queryInteger({ min: 1, max: 200, default: 50, example: 2 }),
+    cursor: cursorParam(),
+    accountId: queryText(LIMITS.name).meta({ example: "acct_demo0000000000000000000003" }),
+    email: queryText(LIMITS.email).meta({ example: "jane@example.com" }),
+    phone: queryText(LIMITS.phone).meta({
+      description:
+        "Contacts whose mobilePhone or businessPhone is this number (any spelling; without + it is read in your country)",
+      example: "+19175550199",
+    }),
+    updatedSince: queryDateTime(),
   }),
-  updatedSince: queryDateTime,
-});
+);
 
 export type ContactFilters = Partial<
-  Pick<z.output<typeof listContactsQuery>, "accountId" | "email" | "updatedSince">
+  Pick<z.output<ReturnType<typeof listContactsQuery>>, "accountId" | "email" | "updatedSince">
 > & {
   /** E.164. */
   phone?: string;

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { once } from "../lib/once";
 import {
   addressFields,
   LIMITS,
@@ -10,23 +11,25 @@ import {
 } from "./common";
 
 /** The Lead of spec 2.1: nothing required, `{}` is a valid lead. */
-export const createLeadBody = z.strictObject({
-  firstName: optionalText(LIMITS.name),
-  lastName: optionalText(LIMITS.name),
-  title: optionalText(LIMITS.name),
-  companyName: optionalText(LIMITS.name),
-  email: optionalEmail,
-  ...phoneFields,
-  leadSource: optionalCode,
-  accountType: optionalCode,
-  rating: optionalCode,
-  estimatedValue: z
-    .number()
-    .min(0)
-    .nullish()
-    .transform((v) => v ?? null),
-  estimatedCloseDate: optionalDateOrDateTime,
-  ...addressFields,
-});
+export const createLeadBody = once(() =>
+  z.strictObject({
+    firstName: optionalText(LIMITS.name),
+    lastName: optionalText(LIMITS.name),
+    title: optionalText(LIMITS.name),
+    companyName: optionalText(LIMITS.name),
+    email: optionalEmail(),
+    ...phoneFields(),
+    leadSource: optionalCode(),
+    accountType: optionalCode(),
+    rating: optionalCode(),
+    estimatedValue: z
+      .number()
+      .min(0)
+      .nullish()
+      .transform((v) => v ?? null),
+    estimatedCloseDate: optionalDateOrDateTime(),
+    ...addressFields(),
+  }),
+);
 
-export type NewLead = z.output<typeof createLeadBody>;
+export type NewLead = z.output<ReturnType<typeof createLeadBody>>;

@@ -46,8 +46,10 @@ export async function provisionOrgs(stateDir: string, count: number): Promise<Lo
     for (let i = 0; i < count; i++) {
       const capacity = 1 + (i % 3);
       const { orgId, apiKey } = await createOrg(db, { name: `Load ${i}`, timeZone: "UTC" });
-      await storeSchedule(db, orgId, scheduleDocument.parse(scheduleOf(capacity)));
-      const rows = [0, 1, 2].map((n) => importAccount.parse({ name: `Load Customer ${i}-${n}`, city: "Springfield" }));
+      await storeSchedule(db, orgId, scheduleDocument().parse(scheduleOf(capacity)));
+      const rows = [0, 1, 2].map((n) =>
+        importAccount().parse({ name: `Load Customer ${i}-${n}`, city: "Springfield" }),
+      );
       const { accounts } = (await insertAccounts(db, orgId, rows))!;
       orgs.push({ orgId, apiKey, capacity, accounts });
     }

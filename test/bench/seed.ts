@@ -65,7 +65,7 @@ async function newOrg(db: Db, name: string, accountCount: number, now: number): 
   const { orgId, apiKey } = await createOrg(db, { name, timeZone: BENCH_SCHEDULE.timeZone, now });
   await storeSchedule(db, orgId, BENCH_SCHEDULE);
   // The same bulk insert as `accounts import`.
-  const rows = Array.from({ length: accountCount }, (_, i) => importAccount.parse({ name: `Account ${i}` }));
+  const rows = Array.from({ length: accountCount }, (_, i) => importAccount().parse({ name: `Account ${i}` }));
   const { accounts } = (await insertAccounts(db, orgId, rows, now))!;
   return { orgId, apiKey, accountId: accounts[0]!.id };
 }

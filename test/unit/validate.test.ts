@@ -4,9 +4,9 @@ import { createContactBody } from "../../src/schemas/contacts";
 import { createLeadBody } from "../../src/schemas/leads";
 
 const errorsOf = (schema: typeof createLeadBody | typeof createContactBody, input: Record<string, unknown>) => {
-  const result = schema.safeParse(input);
+  const result = schema().safeParse(input);
   if (result.success) return [];
-  return toFieldErrors(result.error.issues, input, Object.keys(createLeadBody.shape)).map(({ path, code }) => ({
+  return toFieldErrors(result.error.issues, input, Object.keys(createLeadBody().shape)).map(({ path, code }) => ({
     path,
     code,
   }));
@@ -44,20 +44,20 @@ describe("lead validation", () => {
     ["first_name", "firstName"],
     ["ESTIMATED_CLOSE_DATE", "estimatedCloseDate"],
   ])("hints at the field an unknown one resembles, ignoring case, _ and - (%s → %s)", (sent, known) => {
-    const result = createLeadBody.safeParse({ [sent]: "x" });
+    const result = createLeadBody().safeParse({ [sent]: "x" });
     expect(result.success).toBe(false);
-    const [error] = toFieldErrors(result.error!.issues, {}, Object.keys(createLeadBody.shape));
+    const [error] = toFieldErrors(result.error!.issues, {}, Object.keys(createLeadBody().shape));
     expect(error?.message).toBe(`unknown field; did you mean '${known}'?`);
   });
 
   it.each(["company__", "compname", "first.name"])("gives no hint for a name that is not one (%s)", (sent) => {
-    const result = createLeadBody.safeParse({ [sent]: "x" });
-    const [error] = toFieldErrors(result.error!.issues, {}, Object.keys(createLeadBody.shape));
+    const result = createLeadBody().safeParse({ [sent]: "x" });
+    const [error] = toFieldErrors(result.error!.issues, {}, Object.keys(createLeadBody().shape));
     expect(error).toEqual({ path: sent, code: "unknown_field", message: "unknown field" });
   });
 
   it("trims strings and reads empty strings and null as absent", () => {
-    const lead = createLeadBody.parse({ firstName: "  Ann  ", lastName: "   ", title: null });
+    const lead = createLeadBody().parse({ firstName: "  Ann  ", lastName: "   ", title: null });
     expect(lead).toMatchObject({ firstName: "Ann", lastName: null, title: null, email: null });
   });
 });

@@ -35,7 +35,7 @@ async function addContact(t: Tenant, body: Record<string, unknown>) {
 
 /** Imports one account the way `accounts import` does (E.164 columns included), created at `createdAt`. */
 async function importOne(t: Tenant, fields: Record<string, unknown>, createdAt: number) {
-  const result = await insertAccounts(db(), t.orgId, [importAccount.parse(fields)], createdAt);
+  const result = await insertAccounts(db(), t.orgId, [importAccount().parse(fields)], createdAt);
   return result!.accounts[0]!.id;
 }
 
@@ -52,7 +52,7 @@ const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
 function expectCaller(res: Awaited<ReturnType<typeof find>>) {
   expect(res.status, res.text).toBe(200);
   expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
-  const parsed = strict(schemas.caller).safeParse(res.body);
+  const parsed = strict(schemas.caller()).safeParse(res.body);
   expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
   expect(res.text).not.toMatch(/e164/i);
   return res.body as {

@@ -41,7 +41,7 @@ const listContacts = (t: Tenant, query: string) => call(t, `/api/v1/contacts?${q
 /** A 200 page of the documented shape, with no E.164 column anywhere; returns its body. */
 function expectPage(res: ReadResponse) {
   expect(res.status, res.text).toBe(200);
-  const parsed = strict(schemas.contactPage).safeParse(res.body);
+  const parsed = strict(schemas.contactPage()).safeParse(res.body);
   expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
   expect(res.text).not.toMatch(/e164/i);
   return res.body as { data: Contact[]; hasMore: boolean; nextCursor: string | null };
@@ -114,7 +114,7 @@ describe("GET /api/v1/contacts?phone=", () => {
 
   it("is in (createdAt, id) order even when createdAt ties, and combines with the other filters", async () => {
     const t = await newTenant("Ties");
-    const account = (await insertAccounts(db(), t.orgId, [importAccount.parse({ name: "Acme" })]))!.accounts[0]!.id;
+    const account = (await insertAccounts(db(), t.orgId, [importAccount().parse({ name: "Acme" })]))!.accounts[0]!.id;
     const created: Contact[] = [];
     // Sent together, several may share a millisecond; the id then decides.
     const bodies = Array.from({ length: 8 }, (_, i) => ({
@@ -257,14 +257,14 @@ describe("free-text phones and their stored E.164 form", () => {
     for (const [tenant, phones, stored] of cases) {
       const contact = await call(tenant, "/api/v1/contacts", { body: { firstName: "Pat", ...phones } });
       expect(contact.status, contact.text).toBe(200);
-      expect(strict(schemas.contact).safeParse(contact.body).success, contact.text).toBe(true);
+      expect(strict(schemas.contact()).safeParse(contact.body).success, contact.text).toBe(true);
       expect(contact.text).not.toMatch(/e164/i);
       expect(contact.body).toMatchObject({ mobilePhone: null, businessPhone: null, ...phones });
       expect(await storedContact(contact.body.id)).toEqual(stored);
 
       const lead = await call(tenant, "/api/v1/leads", { body: { lastName: "Lee", ...phones } });
       expect(lead.status, lead.text).toBe(200);
-      expect(strict(schemas.lead).safeParse(lead.body).success, lead.text).toBe(true);
+      expect(strict(schemas.lead()).safeParse(lead.body).success, lead.text).toBe(true);
       expect(lead.text).not.toMatch(/e164/i);
       expect(lead.body).toMatchObject({ mobilePhone: null, businessPhone: null, ...phones });
       expect(await storedLead(lead.body.id)).toEqual(stored);
@@ -277,12 +277,12 @@ describe("free-text phones and their stored E.164 form", () => {
   it("shows an imported account's phones as given, without its E.164 columns", async () => {
     const t = await newTenant();
     const imported = await insertAccounts(db(), t.orgId, [
-      importAccount.parse({ name: "Acme", mobilePhone: "(917) 555-0134", businessPhone: "front desk" }),
+      importAccount().parse({ name: "Acme", mobilePhone: "(917) 555-0134", businessPhone: "front desk" }),
     ]);
     const id = imported!.accounts[0]!.id;
     const res = await call(t, `/api/v1/accounts/${id}`);
     expect(res.status, res.text).toBe(200);
-    expect(strict(schemas.account).safeParse(res.body).success, res.text).toBe(true);
+    expect(strict(schemas.account()).safeParse(res.body).success, res.text).toBe(true);
     expect(res.text).not.toMatch(/e164/i);
     expect(res.body).toMatchObject({ mobilePhone: "(917) 555-0134", businessPhone: "front desk" });
     const found = await call(t, "/api/v1/ai-agent/find-caller", { body: { phone: PHONE } });

@@ -41,7 +41,7 @@ const recordOf = async (key: HeldKey) =>
 describe("accounts", () => {
   it("insertAccounts stores every row across several statements; null and nothing written for an unknown org", async () => {
     const t = await newTenant();
-    const rows = Array.from({ length: 1_201 }, (_, i) => importAccount.parse({ name: `Acct ${i}`, city: "Leeds" }));
+    const rows = Array.from({ length: 1_201 }, (_, i) => importAccount().parse({ name: `Acct ${i}`, city: "Leeds" }));
     const result = (await insertAccounts(db(), t.orgId, rows))!;
     expect(result.imported).toBe(1_201);
     const last = result.accounts.at(-1)!;
@@ -54,7 +54,7 @@ describe("accounts", () => {
 describe("leads and contacts", () => {
   it("createLead returns the stored row's JSON, recorded for a held key in the same batch", async () => {
     const t = await newTenant();
-    const lead = createLeadBody.parse({ firstName: "Ann", estimatedCloseDate: "2026-12-01" });
+    const lead = createLeadBody().parse({ firstName: "Ann", estimatedCloseDate: "2026-12-01" });
     const plain = await createLead(db(), { orgId: t.orgId, country: "US", lead, now: 1_700_000_000_000 });
     expect(plain.recorded).toBe(false);
     expect(JSON.parse(plain.body)).toMatchObject({ firstName: "Ann", estimatedCloseDate: "2026-12-01T00:00:00.000Z" });
@@ -68,7 +68,7 @@ describe("leads and contacts", () => {
     const t = await newTenant();
     const foreign = await addAccount(await newTenant(), "Theirs");
     const key = await held(t);
-    const contact = createContactBody.parse({ firstName: "Bo", accountId: foreign.id });
+    const contact = createContactBody().parse({ firstName: "Bo", accountId: foreign.id });
     expect(
       await createContact(db(), { orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
     ).toBeNull();
@@ -82,7 +82,7 @@ describe("leads and contacts", () => {
     const t = await newTenant();
     const account = await addAccount(t, "Linked");
     for (let i = 0; i < 5; i++) {
-      const contact = createContactBody.parse({ firstName: `C${i}`, accountId: i % 2 ? account.id : null });
+      const contact = createContactBody().parse({ firstName: `C${i}`, accountId: i % 2 ? account.id : null });
       await createContact(db(), { orgId: t.orgId, country: "US", contact, now: 1_000 + i });
     }
     const first = await listContacts(db(), { orgId: t.orgId, filters: {}, limit: 2 });

@@ -66,7 +66,7 @@ describe("POST /api/v1/incidents/{id}/cancel", () => {
     const res = await cancel(tenant, created.id, {});
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
-    expect(strict(incident).safeParse(res.body).success).toBe(true);
+    expect(strict(incident()).safeParse(res.body).success).toBe(true);
     expect(res.body).toEqual({
       ...before,
       status: "cancelled",
@@ -147,7 +147,7 @@ describe("POST /api/v1/incidents/{id}/cancel", () => {
         const res = await cancel(tenant, before.id, body);
         const problemBody = expectProblem(res, 409, "incident_not_changeable");
         expect(problemBody.reason).toBe("in_the_past");
-        expect(strict(incidentNotChangeable).safeParse(problemBody).success).toBe(true);
+        expect(strict(incidentNotChangeable()).safeParse(problemBody).success).toBe(true);
       }
       expect(await current(tenant, before.id)).toEqual(before);
     },
@@ -162,7 +162,7 @@ describe("POST /api/v1/incidents/{id}/cancel", () => {
     for (const id of [UNKNOWN_ID, "nope", theirs.id.toUpperCase(), theirs.id]) {
       for (const body of [{}, { reason: "not mine" }]) {
         const res = await call(other, `${INCIDENTS}/${id}/cancel`, { body });
-        expect(strict(problem).safeParse(expectProblem(res, 404, "incident_not_found")).success).toBe(true);
+        expect(strict(problem()).safeParse(expectProblem(res, 404, "incident_not_found")).success).toBe(true);
       }
     }
     expect(await current(owner, theirs.id)).toEqual(before);
@@ -217,7 +217,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
     await pause();
     const res = await reschedule(tenant, created.id, plusTwo(to));
     expect(res.status, res.text).toBe(200);
-    expect(strict(incident).safeParse(res.body).success).toBe(true);
+    expect(strict(incident()).safeParse(res.body).success).toBe(true);
     expect(res.body).toEqual({
       ...before,
       dateTime: iso(to),
@@ -259,7 +259,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
     const before = await current(tenant, created.id);
     const res = await reschedule(tenant, created.id, taken);
     const body = expectProblem(res, 409, "slot_unavailable");
-    expect(strict(slotUnavailable).safeParse(body).success).toBe(true);
+    expect(strict(slotUnavailable()).safeParse(body).success).toBe(true);
     expect(body.reason).toBe("fully_booked");
     expect(body.alternatives).toEqual([1, 2, 3].map((h) => ({ ...utcAppointment(taken + h * HOUR), remaining: 1 })));
     expect(await current(tenant, created.id)).toEqual(before);
@@ -284,7 +284,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
       const before = await current(tenant, created.id);
       const res = await reschedule(tenant, created.id, target());
       const body = expectProblem(res, 409, "slot_unavailable");
-      expect(strict(slotUnavailable).safeParse(body).success).toBe(true);
+      expect(strict(slotUnavailable()).safeParse(body).success).toBe(true);
       expect(body.reason).toBe(reason);
       expect(body.alternatives.length).toBeLessThanOrEqual(3);
       const starts = body.alternatives.map((s: { start: string }) => Date.parse(s.start));
@@ -342,7 +342,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
       const res = await reschedule(tenant, created.id, target);
       const body = expectProblem(res, 409, "incident_not_changeable");
       expect(body.reason).toBe("cancelled");
-      expect(strict(incidentNotChangeable).safeParse(body).success).toBe(true);
+      expect(strict(incidentNotChangeable()).safeParse(body).success).toBe(true);
     }
     expect(await current(tenant, created.id)).toEqual(cancelled);
     expect(await slotState(tenant, at)).toEqual(FREE);
@@ -362,7 +362,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
         const res = await reschedule(tenant, before.id, dateTime);
         const body = expectProblem(res, 409, "incident_not_changeable");
         expect(body.reason).toBe("in_the_past");
-        expect(strict(incidentNotChangeable).safeParse(body).success).toBe(true);
+        expect(strict(incidentNotChangeable()).safeParse(body).success).toBe(true);
       }
       expect(await current(tenant, before.id)).toEqual(before);
       expect(await slotState(tenant, target)).toEqual(FREE);
@@ -377,7 +377,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
     const before = await current(owner, theirs.id);
     for (const id of [UNKNOWN_ID, "nope", theirs.id]) {
       const res = await reschedule(other, id, at + HOUR);
-      expect(strict(problem).safeParse(expectProblem(res, 404, "incident_not_found")).success).toBe(true);
+      expect(strict(problem()).safeParse(expectProblem(res, 404, "incident_not_found")).success).toBe(true);
     }
     expect(await current(owner, theirs.id)).toEqual(before);
     expect(await slotState(owner, at + HOUR)).toEqual(FREE);

@@ -49,7 +49,7 @@ describe("GET /api/v1/incidents/{id}", () => {
     const res = await getIncident(tenant, created.id);
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
-    expect(strict(incident).safeParse(res.body).success).toBe(true);
+    expect(strict(incident()).safeParse(res.body).success).toBe(true);
     expect(res.body).toEqual({
       id: created.id,
       status: "scheduled",
@@ -80,7 +80,7 @@ describe("GET /api/v1/incidents/{id}", () => {
     const created = await book(tenant, at, { clientName: "Nobody Known" });
     const res = await getIncident(tenant, created.id);
     expect(res.status, res.text).toBe(200);
-    expect(strict(incident).safeParse(res.body).success).toBe(true);
+    expect(strict(incident()).safeParse(res.body).success).toBe(true);
     expect(res.body).toMatchObject({
       accountId: null,
       phone: null,
@@ -104,7 +104,7 @@ describe("GET /api/v1/incidents/{id}", () => {
     for (const id of [UNKNOWN_ID, theirs.id.toUpperCase(), "nope", "inc_", "inc_!!", "x".repeat(300), theirs.id]) {
       const res = await getIncident(other, id);
       const body = expectProblem(res, 404, "incident_not_found");
-      expect(strict(problem).safeParse(body).success).toBe(true);
+      expect(strict(problem()).safeParse(body).success).toBe(true);
     }
     // The owner still reads it.
     expect((await getIncident(owner, theirs.id)).status).toBe(200);
@@ -120,7 +120,7 @@ describe("GET /api/v1/incidents: order and paging", () => {
     await cancel(tenant, created[1]!.id);
     const res = await listIncidents(tenant);
     expect(res.status, res.text).toBe(200);
-    expect(strict(incidentPage).safeParse(res.body).success).toBe(true);
+    expect(strict(incidentPage()).safeParse(res.body).success).toBe(true);
     expect(res.body.hasMore).toBe(false);
     expect(res.body.nextCursor).toBeNull();
     const ids = res.body.data.map((i: Incident) => i.id);
@@ -246,7 +246,7 @@ describe("GET /api/v1/incidents: filters", () => {
     const ids = async (query: string) => {
       const res = await listIncidents(tenant, query);
       expect(res.status, res.text).toBe(200);
-      expect(strict(incidentPage).safeParse(res.body).success).toBe(true);
+      expect(strict(incidentPage()).safeParse(res.body).success).toBe(true);
       return res.body.data.map((i: Incident) => i.id);
     };
     const cases: [string, Incident[]][] = [

@@ -51,7 +51,7 @@ describe("MCP server at /mcp", () => {
       properties: object;
       additionalProperties: boolean;
     };
-    expect(Object.keys(lead.properties)).toEqual(Object.keys(createLeadBody.shape));
+    expect(Object.keys(lead.properties)).toEqual(Object.keys(createLeadBody().shape));
     expect(lead.additionalProperties).toBe(false);
     const incident = tools.find((t) => t.name === "create_incident");
     expect(incident?.inputSchema.required).toEqual(["dateTime", "clientName", "insectName"]);

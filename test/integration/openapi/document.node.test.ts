@@ -66,13 +66,13 @@ describe("examples", () => {
     "%s: a request example and a 200 example, each valid against its own schema",
     (_id, op) => {
       const entry = documented(op);
-      expect(strict(op.response).safeParse(entry.responses["200"]?.content?.["application/json"]?.example).error).toBe(
-        undefined,
-      );
+      expect(
+        strict(op.response()).safeParse(entry.responses["200"]?.content?.["application/json"]?.example).error,
+      ).toBe(undefined);
       if (op.body) {
         const example = entry.requestBody?.content["application/json"]?.example;
         expect(example).toBeDefined();
-        expect(op.body.safeParse(example).error).toBe(undefined);
+        expect(op.body().safeParse(example).error).toBe(undefined);
       }
       // Parameters arrive as text: each documented example, as text, must pass the operation's own validation.
       for (const [where, schema] of [
@@ -84,7 +84,7 @@ describe("examples", () => {
         expect(params.length).toBeGreaterThan(0);
         for (const p of params) expect(p.schema?.example, `${op.operationId} ${p.name}`).toBeDefined();
         const values = Object.fromEntries(params.map((p) => [p.name, String(p.schema?.example)]));
-        expect(schema.safeParse(values).error).toBe(undefined);
+        expect(schema().safeParse(values).error).toBe(undefined);
       }
     },
   );
