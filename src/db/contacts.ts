@@ -7,7 +7,7 @@ import { phoneColumnsOf } from "../lib/phones";
 import type { ContactFilters, NewContact } from "../schemas/contacts";
 import { type Db, inColumnOrder, insertWhere } from "./client";
 import { recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
+import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 import { hasPhone } from "./phones";
 
 type ContactRow = typeof contacts.$inferSelect;
@@ -47,7 +47,7 @@ export async function createContact(
       ? sql`1`
       : sql`EXISTS (SELECT 1 FROM ${accounts} WHERE ${and(eq(accounts.orgId, orgId), eq(accounts.id, contact.accountId))})`;
   const event = recordEvent(db, { orgId, type: "contact.created", now, table: contacts, rowId: row.id, data: body });
-  const [inserted, , endpoints, recorded] = await db.batch([
+  const [inserted, , endpoints, recorded] = await writeBatch(db, held, [
     insertWhere(db, contacts, row, accountExists),
     event.insert,
     event.endpoints,

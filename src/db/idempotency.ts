@@ -1,5 +1,7 @@
 import { and, eq, exists, isNull, lt, lte, or, type SQL } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { type contacts, idempotencyKeys, type incidents, type leads } from "../../drizzle/schema";
+import { ApiError } from "../http/problem";
 import type { Db } from "./client";
 import type { RecordedEvent } from "./events";
 
@@ -7,15 +9,36 @@ export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const ABANDONED_CLAIM_MS = 60_000;
 
 /**
- * A key this request holds: the claim made at `claimedAt`. A write records
- * its outcome in its own batch (recordWithWrite) only while the claim is
- * still this one, so no takeover of a lapsed claim can repeat a committed
- * write — a claim still without an outcome wrote nothing.
+ * The Idempotency-Key of a request, and its claim, made at `claimedAt`. The
+ * claim is not taken before the operation runs: it goes into the batch that
+ * writes (writeBatch), or with the outcome when nothing is written
+ * (recordOutcome), so a first attempt costs no round trip of its own. A
+ * write records its outcome in its own batch (recordWithWrite) only while the
+ * claim is still this one, so no takeover of a lapsed claim can repeat a
+ * committed write — a claim still without an outcome wrote nothing.
  */
 export interface HeldKey {
   orgId: string;
   key: string;
   claimedAt: number;
+  /** SHA-256 of the request (method, path, query, body hash): the same key with another request is a reuse. */
+  requestHash: string;
+  /** Whether a committed batch holds the claim (a write's batch that refused, e.g. a full slot, still claims). */
+  claimed?: boolean;
+}
+
+/**
+ * A write's batch found the key held by a record (an earlier or a concurrent
+ * request's): the batch was rolled back, nothing of it applied. The
+ * Idempotency-Key middleware answers from that record; should it not, the
+ * client is told to retry.
+ */
+export class KeyTaken extends ApiError {
+  constructor() {
+    super("idempotency_in_progress", "A request with this Idempotency-Key is still running; retry shortly", {
+      headers: { "Retry-After": "1" },
+    });
+  }
 }
 
 /** What a write answered, and whether its batch recorded that answer for `held`. */
@@ -26,33 +49,63 @@ export interface Written {
   event?: RecordedEvent;
 }
 
+/** A record past 24 h, or a claim without an outcome abandoned for 60 s (whatever request made it: it has lapsed). */
+const lapsed = (now: number) =>
+  or(
+    lte(idempotencyKeys.createdAt, now - IDEMPOTENCY_TTL_MS),
+    and(isNull(idempotencyKeys.status), lte(idempotencyKeys.claimedAt, now - ABANDONED_CLAIM_MS)),
+  );
+
 /**
- * Claims the key in one statement: a new key is inserted; an expired record,
- * or a claim abandoned for 60 s (whatever request made it: it has lapsed), is
- * taken over. Anything else is left alone, and no row comes back: then the
- * record that holds the key is returned.
+ * The claim, as the first statements of a batch: a lapsed record of the key
+ * is removed, then the claim is inserted. A record that still holds the key
+ * makes the INSERT fail (the primary key), and with it the whole batch.
  */
-export async function claimKey(db: Db, held: HeldKey, requestHash: string) {
-  const { orgId, key, claimedAt: now } = held;
-  const [claimed] = await db
-    .insert(idempotencyKeys)
-    .values({ orgId, key, requestHash, createdAt: now, claimedAt: now })
-    .onConflictDoUpdate({
-      target: [idempotencyKeys.orgId, idempotencyKeys.key],
-      set: { requestHash, createdAt: now, claimedAt: now, status: null, contentType: null, body: null },
-      setWhere: or(
-        lte(idempotencyKeys.createdAt, now - IDEMPOTENCY_TTL_MS),
-        and(isNull(idempotencyKeys.status), lte(idempotencyKeys.claimedAt, now - ABANDONED_CLAIM_MS)),
-      ),
-    })
-    .returning({ claimedAt: idempotencyKeys.claimedAt });
-  if (claimed) return { claimed: true as const };
+function claimStatements(db: Db, held: HeldKey) {
+  const { orgId, key, claimedAt: now, requestHash } = held;
+  return [
+    db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key), lapsed(now))),
+    db.insert(idempotencyKeys).values({ orgId, key, requestHash, createdAt: now, claimedAt: now }),
+  ] as const;
+}
+
+const KEY_CONFLICT = /UNIQUE constraint failed: idempotency_keys\./;
+
+function isKeyConflict(error: unknown): boolean {
+  const text =
+    error instanceof Error ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}` : "";
+  return KEY_CONFLICT.test(text);
+}
+
+/**
+ * A write's batch, in one round trip: with a key not yet claimed, the claim
+ * goes first (claimStatements), so a first attempt claims, writes and records
+ * its outcome at once, and a key another request holds aborts the whole
+ * batch (KeyTaken). Once claimed (a change decided again), batches go as they are.
+ */
+export async function writeBatch<T extends readonly [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]>(
+  db: Db,
+  held: HeldKey | undefined,
+  statements: T,
+): Promise<BatchResponse<T>> {
+  if (!held || held.claimed) return db.batch(statements);
+  try {
+    const results = await db.batch([...claimStatements(db, held), ...statements]);
+    held.claimed = true;
+    return results.slice(2) as unknown as BatchResponse<T>;
+  } catch (error) {
+    if (isKeyConflict(error)) throw new KeyTaken();
+    throw error;
+  }
+}
+
+/** The record that holds the key, if any. */
+export async function keyRecord(db: Db, { orgId, key }: HeldKey) {
   const [record] = await db
     .select()
     .from(idempotencyKeys)
     .where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key)));
-  // Gone between the two statements (purged or released): report it as running, the client retries.
-  return { claimed: false as const, record };
+  return record;
 }
 
 const heldBy = ({ orgId, key, claimedAt }: HeldKey) =>
@@ -92,12 +145,37 @@ export function recordWithWrite(db: Db, { held, table, id, body, state }: WriteR
     .returning({ body: idempotencyKeys.body });
 }
 
-export async function storeOutcome(
-  db: Db,
-  held: HeldKey,
-  outcome: { status: number; contentType: string; body: string },
-) {
-  await db.update(idempotencyKeys).set(outcome).where(heldBy(held));
+export interface Outcome {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+/**
+ * Records the outcome of an operation that wrote nothing (a read, a refusal),
+ * in one round trip: for a key this request's batch claimed, on its claim;
+ * else claim and outcome together, unless a record holds the key, which then
+ * comes back (in the same batch) for the middleware to answer from.
+ */
+export async function recordOutcome(db: Db, held: HeldKey, outcome: Outcome) {
+  if (held.claimed) {
+    await db.update(idempotencyKeys).set(outcome).where(heldBy(held));
+    return { stored: true as const };
+  }
+  const { orgId, key, claimedAt: now, requestHash } = held;
+  const [, inserted, [record]] = await db.batch([
+    db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key), lapsed(now))),
+    db
+      .insert(idempotencyKeys)
+      .values({ orgId, key, requestHash, createdAt: now, claimedAt: now, ...outcome })
+      .onConflictDoNothing()
+      .returning({ key: idempotencyKeys.key }),
+    db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key))),
+  ]);
+  return inserted.length === 1 ? { stored: true as const } : { stored: false as const, record };
 }
 
 export async function releaseKey(db: Db, held: HeldKey) {

@@ -7,7 +7,7 @@ import { newId } from "../lib/ids";
 import { type Booking, type SlotTimes, slotView } from "../scheduling/slots";
 import { type Db, inColumnOrder, insertWhere } from "./client";
 import { recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
+import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 
 export type IncidentRow = typeof incidents.$inferSelect;
 
@@ -136,7 +136,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
     rowId: id,
     data: view,
   });
-  const [inserted, , endpoints, answer] = await db.batch([
+  const [inserted, , endpoints, answer] = await writeBatch(db, held, [
     insert,
     event.insert,
     event.endpoints,
@@ -145,7 +145,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
   if (inserted.meta.changes !== 1) return null;
   const recorded = event.recorded(endpoints);
   if (answer[0]?.body) return { body: answer[0].body, recorded: held !== undefined, event: recorded };
-  // Booked, but the held claim had lapsed (taken over after 60 s): not recorded.
+  // Booked, but not recorded: the claim was an earlier batch's and had lapsed (taken over after 60 s).
   const [booked] = await select;
   return { body: booked!.body, recorded: false, event: recorded };
 }
@@ -217,7 +217,7 @@ export async function changeIncident(
     data: body,
     ...(previous && { previous: { dateTime: previous.dateTime, appointment: previous.appointment } }),
   });
-  const [updated, [now], , endpoints, recorded] = await db.batch([
+  const [updated, [now], , endpoints, recorded] = await writeBatch(db, held, [
     update,
     current,
     event.insert,

@@ -5,7 +5,7 @@ import { phoneColumnsOf } from "../lib/phones";
 import type { NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder } from "./client";
 import { recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, type Written } from "./idempotency";
+import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 
 type LeadRow = typeof leads.$inferSelect;
 
@@ -30,7 +30,7 @@ export async function createLead(db: Db, { orgId, country, lead, now, held }: Le
   });
   const body = JSON.stringify(leadView(row));
   const event = recordEvent(db, { orgId, type: "lead.created", now, table: leads, rowId: row.id, data: body });
-  const [, , endpoints, recorded] = await db.batch([
+  const [, , endpoints, recorded] = await writeBatch(db, held, [
     db.insert(leads).values(row),
     event.insert,
     event.endpoints,

@@ -1,20 +1,26 @@
 // Idempotency-Key (contract 7, after Stripe and the IETF draft). Runs after
-// body validation, so invalid requests are never recorded; records only the
-// outcomes of the operation itself (2xx and 409 slot_unavailable) and
-// releases the key otherwise, so that a retry runs afresh. A write records
-// its response in the write's own batch (recordWithWrite): a write is never
-// committed without its outcome, so a retry can never repeat it. Outcomes
-// without a write (reads, refusals) are stored here, afterwards.
+// body validation, so invalid requests are never recorded. The key is not
+// claimed before the operation: a write claims it in its own batch, beside
+// the write and the record of its answer (writeBatch, recordWithWrite), so a
+// first attempt takes no round trip of its own and a write is never committed
+// without its outcome; a key held by a record aborts that batch (KeyTaken),
+// and the answer comes from the record. Outcomes without a write (reads,
+// refusals) are recorded afterwards, claim and outcome in one statement. Only
+// outcomes of the operation itself are recorded (2xx and 409
+// slot_unavailable); a claim left without one is released, so that a retry
+// runs afresh.
 
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { claimKey, type HeldKey, releaseKey, storeOutcome, type Written } from "../db/idempotency";
+import { type HeldKey, KeyTaken, keyRecord, recordOutcome, releaseKey, type Written } from "../db/idempotency";
 import type { AppEnv } from "../env";
-import { ApiError, validationFailed } from "../http/problem";
+import { ApiError, problemResponse, validationFailed } from "../http/problem";
 import { sha256Hex } from "../lib/hash";
 import { enqueueEvent } from "../webhooks/queue";
 
 const KEY = /^[\x20-\x7e]{1,255}$/;
+
+type KeyRecord = Awaited<ReturnType<typeof keyRecord>>;
 
 export const idempotency = createMiddleware<AppEnv>(async function idempotency(c, next) {
   const key = c.req.header("Idempotency-Key");
@@ -27,49 +33,53 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   const url = new URL(c.req.url);
   const bodyHash = await sha256Hex(c.var.rawBody ?? new Uint8Array());
   const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}`);
-  const now = Date.now();
   const { db, orgId } = c.var;
-  const held: HeldKey = { orgId, key, claimedAt: now };
-  const claim = await claimKey(db, held, requestHash);
-  if (!claim.claimed) {
-    const record = claim.record;
-    if (record && record.requestHash !== requestHash) {
-      throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used for a different request");
-    }
-    if (!record || record.status === null) {
-      throw new ApiError(
-        "idempotency_in_progress",
-        "A request with this Idempotency-Key is still running; retry shortly",
-        {
-          headers: { "Retry-After": "1" },
-        },
-      );
-    }
-    return c.body(record.body ?? "", record.status as 200, {
-      "Content-Type": record.contentType ?? "application/json",
-      "Idempotent-Replayed": "true",
-    });
-  }
-
+  const held: HeldKey = { orgId, key, claimedAt: Date.now(), requestHash };
   c.set("heldKey", held);
   await next();
+
+  // c.error is what the operation threw, already rendered by onError.
+  if (c.error instanceof KeyTaken) {
+    c.res = answerFrom(c, held, await keyRecord(db, held));
+    return;
+  }
   // A write recorded its response in its own batch: nothing is left to do.
   if (c.var.recorded) return;
   const { status } = c.res;
-  // c.error is what the operation threw, already rendered by onError.
   const isOutcome =
     (status >= 200 && status < 300) || (c.error instanceof ApiError && c.error.code === "slot_unavailable");
   if (isOutcome) {
-    const body = await c.res.clone().text();
-    await storeOutcome(db, held, {
+    const outcome = {
       status,
       contentType: c.res.headers.get("Content-Type") ?? "application/json",
-      body,
-    });
-  } else {
+      body: await c.res.clone().text(),
+    };
+    const recorded = await recordOutcome(db, held, outcome);
+    if (!recorded.stored) c.res = answerFrom(c, held, recorded.record);
+  } else if (held.claimed) {
     await releaseKey(db, held);
+  } else if (status < 500) {
+    // The operation refused without writing (e.g. 404): a record of the key, if any, is the answer.
+    const record = await keyRecord(db, held);
+    if (record) c.res = answerFrom(c, held, record);
   }
 });
+
+/** The answer when a record holds the key: a replay, a reuse (422) or a request still running (409). */
+function answerFrom(c: Context<AppEnv>, held: HeldKey, record: KeyRecord): Response {
+  if (record && record.requestHash !== held.requestHash) {
+    return problemResponse(
+      c,
+      new ApiError("idempotency_key_reused", "This Idempotency-Key was used for a different request"),
+    );
+  }
+  // Gone since (released or purged) or without an outcome yet: the client retries.
+  if (!record || record.status === null) return problemResponse(c, new KeyTaken());
+  return c.body(record.body ?? "", record.status as 200, {
+    "Content-Type": record.contentType ?? "application/json",
+    "Idempotent-Replayed": "true",
+  });
+}
 
 /**
  * The 200 JSON answer of a write; `recorded` tells the middleware above that

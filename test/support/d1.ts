@@ -81,9 +81,10 @@ export interface FaultPlan {
   error?: () => Error;
   /**
    * Batches (matched like `fail`) that run on the real D1 but fail after their
-   * statement number `after` (1-based) has executed and changed rows.
+   * statement number `after` (1-based), or the first statement whose SQL
+   * matches `after`, has executed and changed rows.
    */
-  midBatch?: { match: TripMatcher; after: number };
+  midBatch?: { match: TripMatcher; after: number | RegExp };
 }
 
 export interface WrappedD1 {
@@ -154,10 +155,14 @@ export function wrapD1(real: D1Database, plan: FaultPlan = {}): WrappedD1 {
       if (trip.failed) throw error();
       const real = statements.map((s) => s[REAL]);
       const mid = plan.midBatch;
+      const after =
+        mid?.after instanceof RegExp
+          ? statements.findIndex((s) => (mid.after as RegExp).test(s.statement.sql)) + 1
+          : (mid?.after ?? 0);
       let results: D1Result[];
-      if (!mid?.match(trip) || mid.after >= statements.length) results = await target.batch(real);
+      if (!mid?.match(trip) || after < 1 || after >= statements.length) results = await target.batch(real);
       else {
-        const poisoned = [...real.slice(0, mid.after), target.prepare(AFTER_A_WRITE), ...real.slice(mid.after)];
+        const poisoned = [...real.slice(0, after), target.prepare(AFTER_A_WRITE), ...real.slice(after)];
         try {
           results = await target.batch(poisoned);
         } catch (cause) {
@@ -165,7 +170,7 @@ export function wrapD1(real: D1Database, plan: FaultPlan = {}): WrappedD1 {
           throw Object.assign(error(), { cause });
         }
         // The statement before the poison changed nothing, so nothing failed.
-        results = [...results.slice(0, mid.after), ...results.slice(mid.after + 1)];
+        results = [...results.slice(0, after), ...results.slice(after + 1)];
       }
       trip.rowsRead = results.reduce((sum, result) => sum + metaRowsRead(result), 0);
       return results;

@@ -7,7 +7,7 @@ import { contacts, idempotencyKeys, incidents } from "../../../drizzle/schema";
 import { getAccount, insertAccounts } from "../../../src/db/accounts";
 import { findActiveKey, orgOfKey } from "../../../src/db/api-keys";
 import { createContact, listContacts } from "../../../src/db/contacts";
-import { claimKey, type HeldKey, releaseKey, storeOutcome } from "../../../src/db/idempotency";
+import { type HeldKey, KeyTaken, recordOutcome, releaseKey } from "../../../src/db/idempotency";
 import { bookingsOverlapping, bookSlot } from "../../../src/db/incidents";
 import { createLead } from "../../../src/db/leads";
 import type { Org } from "../../../src/env";
@@ -23,12 +23,13 @@ async function orgOf(tenant: Tenant): Promise<Org> {
   return orgOfKey((await findActiveKey(db(), await hashApiKey(tenant.apiKey)))!);
 }
 
-/** A key claimed now for `tenant`, as the idempotency middleware claims one. */
-async function held(tenant: Tenant, key = crypto.randomUUID()): Promise<HeldKey> {
-  const claim = { orgId: tenant.orgId, key, claimedAt: Date.now() };
-  expect((await claimKey(db(), claim, "hash")).claimed).toBe(true);
-  return claim;
-}
+/** A key of `tenant`'s request, as the idempotency middleware holds one: claimed by the first batch that writes. */
+const held = (tenant: Tenant, key: string = crypto.randomUUID()): HeldKey => ({
+  orgId: tenant.orgId,
+  key,
+  claimedAt: Date.now(),
+  requestHash: "hash",
+});
 
 const recordOf = async (key: HeldKey) =>
   (
@@ -58,7 +59,7 @@ describe("leads and contacts", () => {
     const plain = await createLead(db(), { orgId: t.orgId, country: "US", lead, now: 1_700_000_000_000 });
     expect(plain.recorded).toBe(false);
     expect(JSON.parse(plain.body)).toMatchObject({ firstName: "Ann", estimatedCloseDate: "2026-12-01T00:00:00.000Z" });
-    const key = await held(t);
+    const key = held(t);
     const written = await createLead(db(), { orgId: t.orgId, country: "US", lead, now: Date.now(), held: key });
     expect(written.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: written.body });
@@ -67,7 +68,7 @@ describe("leads and contacts", () => {
   it("createContact refuses another org's account (null, nothing stored, nothing recorded)", async () => {
     const t = await newTenant();
     const foreign = await addAccount(await newTenant(), "Theirs");
-    const key = await held(t);
+    const key = held(t);
     const contact = createContactBody().parse({ firstName: "Bo", accountId: foreign.id });
     expect(
       await createContact(db(), { orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
@@ -132,7 +133,7 @@ describe("bookings", () => {
   it("with a held key, the answer is the very text the batch recorded", async () => {
     const t = await openTenant("Recorder", { capacity: 3 });
     const org = await orgOf(t);
-    const key = await held(t);
+    const key = held(t);
     const slot = { start: daysAhead(3, 9), end: daysAhead(3, 10) };
     const booked = (await bookSlot(db(), {
       org,
@@ -146,16 +147,57 @@ describe("bookings", () => {
     expect(JSON.parse(booked.body)).toMatchObject({ clientName: 'Quote "me" \\ ☃', appointment: { remaining: 2 } });
   });
 
-  it("a lapsed claim (another request took the key over) still books and answers, unrecorded", async () => {
+  it("a key another request holds aborts the whole batch: KeyTaken, nothing booked, the record untouched", async () => {
+    const t = await openTenant("Taken");
+    const org = await orgOf(t);
+    const first = held(t);
+    const outcome = { status: 200, contentType: "application/json", body: "{}" };
+    expect(await recordOutcome(db(), first, outcome)).toEqual({ stored: true });
+    const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
+    const again = held(t, first.key);
+    await expect(bookSlot(db(), { org, slot, incident, now: Date.now(), held: again })).rejects.toBeInstanceOf(
+      KeyTaken,
+    );
+    expect(again.claimed).toBeUndefined();
+    expect(await recordOf(first)).toMatchObject(outcome);
+    expect(await db().select().from(incidents).where(eq(incidents.orgId, t.orgId))).toEqual([]);
+    // The same record answers a second outcome's attempt, in the same round trip.
+    expect(await recordOutcome(db(), held(t, first.key), { ...outcome, body: "[]" })).toMatchObject({
+      stored: false,
+      record: { body: "{}", requestHash: "hash" },
+    });
+  });
+
+  it("an earlier batch's claim that lapsed and was taken over: the booking stands, unrecorded", async () => {
     const t = await openTenant("Lapsed");
     const org = await orgOf(t);
-    const key = await held(t);
-    await storeOutcome(db(), key, { status: 200, contentType: "application/json", body: "{}" });
+    const key = held(t);
+    const contact = createContactBody().parse({ firstName: "Bo", accountId: "acct_none" });
+    // A batch that wrote nothing still claims the key (as a refused change does).
+    expect(
+      await createContact(db(), { orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
+    ).toBeNull();
+    expect(key.claimed).toBe(true);
+    await db().update(idempotencyKeys).set({ status: 200, body: "{}" }).where(eq(idempotencyKeys.key, key.key));
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
     const booked = (await bookSlot(db(), { org, slot, incident, now: Date.now(), held: key }))!;
     expect(booked.recorded).toBe(false);
     expect(JSON.parse(booked.body).appointment.remaining).toBe(0);
     expect((await recordOf(key))?.body).toBe("{}");
     expect(await db().select().from(incidents).where(eq(incidents.orgId, t.orgId))).toHaveLength(1);
+  });
+
+  it("a lapsed record is taken over by the claim in the batch", async () => {
+    const t = await openTenant("Expired");
+    const org = await orgOf(t);
+    const old = { ...held(t), claimedAt: Date.now() - 25 * HOUR };
+    expect(await recordOutcome(db(), old, { status: 200, contentType: "application/json", body: "{}" })).toEqual({
+      stored: true,
+    });
+    const key = held(t, old.key);
+    const slot = { start: daysAhead(5, 9), end: daysAhead(5, 10) };
+    const booked = (await bookSlot(db(), { org, slot, incident, now: Date.now(), held: key }))!;
+    expect(booked.recorded).toBe(true);
+    expect(await recordOf(key)).toMatchObject({ status: 200, body: booked.body, claimedAt: key.claimedAt });
   });
 });
