@@ -1,18 +1,26 @@
 // `wrangler deploy --dry-run` on the repository as committed: what a dashboard
 // build runs, minus the upload. It must bundle with no file edited and no id
-// (offline: a dry run provisions nothing and calls no API).
+// (offline: a dry run provisions nothing and calls no API), and the bundle it
+// would upload must stay within the cold-start budget: 150 KB gzip.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { run } from "./harness";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GZIP_BUDGET_BYTES } from "../bench/coldstart";
+import { type RunResult, run } from "./harness";
 
 const outdir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-deploy-"));
+const metafile = path.join(outdir, "meta.json");
+let result: RunResult;
+
+beforeAll(async () => {
+  result = await run("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir, "--metafile", metafile], 120_000);
+}, 150_000);
 afterAll(() => fs.rmSync(outdir, { recursive: true, force: true }));
 
 describe("wrangler deploy --dry-run", () => {
-  it("bundles the worker as committed, with its D1 database, queue and rate limiter bound by name", async () => {
-    const result = await run("npx", ["wrangler", "deploy", "--dry-run", "--outdir", outdir], 120_000);
+  it("bundles the worker as committed, with its D1 database, queue and rate limiter bound by name", () => {
     const output = result.stdout + result.stderr;
     expect(result.code, output).toBe(0);
     expect(output).toMatch(/--dry-run: exiting now/);
@@ -21,5 +29,26 @@ describe("wrangler deploy --dry-run", () => {
     expect(output).toMatch(/env\.RATE_LIMITER/);
     expect(output).not.toMatch(/WARNING|database_id/);
     expect(fs.readdirSync(outdir)).toContain("index.js");
+  });
+
+  it(`uploads at most ${GZIP_BUDGET_BYTES / 1000} KB gzip, minified, without ajv, zod's other locales or temporal-polyfill`, () => {
+    expect(result.code, result.stderr).toBe(0);
+    const bundle = fs.readFileSync(path.join(outdir, "index.js"));
+    const gzip = gzipSync(bundle).length;
+    console.log(`bundle: ${bundle.length} bytes, ${gzip} gzip (budget ${GZIP_BUDGET_BYTES})`);
+    expect(gzip).toBeLessThanOrEqual(GZIP_BUDGET_BYTES);
+    expect(bundle.toString("utf8").split("\n").length).toBeLessThan(1_000);
+    // What the bundle holds: the inputs with bytes in its output (the metafile lists every file it parsed).
+    const meta = JSON.parse(fs.readFileSync(metafile, "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }>;
+    };
+    const inputs = Object.values(meta.outputs).flatMap((output) =>
+      Object.entries(output.inputs)
+        .filter(([, input]) => input.bytesInOutput > 0)
+        .map(([name]) => name),
+    );
+    expect(inputs.filter((input) => /node_modules\/(ajv|ajv-formats|temporal-polyfill)\//.test(input))).toEqual([]);
+    expect(inputs.filter((input) => /zod\/v4\/locales\/(?!en\.js|index\.js)/.test(input))).toEqual([]);
+    expect(inputs.some((input) => input.endsWith("src/lib/no-ajv.ts"))).toBe(true);
   });
 });

@@ -108,6 +108,11 @@ export function configWithRateLimit(limit: number, root = ROOT): { text: string;
       /^(\s*migrations_dir\s*=\s*)"([^"]+)"/gm,
       (_m, lead: string, dir: string) => `${lead}${JSON.stringify(path.resolve(root, dir))}`,
     )
+    // [alias] entries that name a file of the project.
+    .replace(
+      /^(\s*"[^"]+"\s*=\s*)"(\.\.?\/[^"]+)"/gm,
+      (_m, lead: string, file: string) => `${lead}${JSON.stringify(path.resolve(root, file))}`,
+    )
     .replace(/^(\s*simple\s*=\s*\{\s*limit\s*=\s*)\d+(\s*,\s*period\s*=\s*60\s*\})/m, `$1${limit}$2`);
   return { text, original };
 }

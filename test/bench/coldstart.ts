@@ -1,0 +1,59 @@
+// Cold start and size, for `npm run bench`: the startup CPU of a worker by
+// `wrangler check startup` (a CPU profile of its startup, taken offline: the
+// non-idle samples summed, median of `runs`), and its bundle as `wrangler
+// deploy` would upload it (raw and gzip bytes, gzip as wrangler reports it).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { run } from "../e2e/harness";
+
+/** The bundle budget of the cold-start issue: 150 KB gzip (test/e2e/deploy.e2e.test.ts holds the worker to it). */
+export const GZIP_BUDGET_BYTES = 150_000;
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string } }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Milliseconds of CPU in a profile: every sample but the idle ones. */
+export function cpuMs(profile: CpuProfile): number {
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  const micros = profile.samples.reduce((sum, id, i) => (idle.has(id) ? sum : sum + profile.timeDeltas[i]!), 0);
+  return micros / 1000;
+}
+
+async function inTempDir<T>(use: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(path.join(tmpdir(), "fs-coldstart-"));
+  try {
+    return await use(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Startup CPU of the worker whose wrangler.toml is in `cwd`: each run's figure, and their median. */
+export function startupMs(cwd: string, runs = 5): Promise<{ median: number; runs: number[] }> {
+  return inTempDir(async (dir) => {
+    const figures: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const outfile = path.join(dir, `startup-${i}.cpuprofile`);
+      const result = await run("npx", ["wrangler", "check", "startup", "--cwd", cwd, "--outfile", outfile], 120_000);
+      if (result.code !== 0) throw new Error(`wrangler check startup failed:\n${result.stdout}\n${result.stderr}`);
+      figures.push(+cpuMs(JSON.parse(readFileSync(outfile, "utf8")) as CpuProfile).toFixed(1));
+    }
+    const sorted = [...figures].sort((a, b) => a - b);
+    return { median: sorted[Math.floor((sorted.length - 1) / 2)]!, runs: figures };
+  });
+}
+
+/** The bundle `wrangler deploy` would upload for the wrangler.toml in `cwd`. */
+export function bundleSize(cwd: string): Promise<{ raw: number; gzip: number }> {
+  return inTempDir(async (dir) => {
+    const result = await run("npx", ["wrangler", "deploy", "--dry-run", "--cwd", cwd, "--outdir", dir], 120_000);
+    if (result.code !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${result.stdout}\n${result.stderr}`);
+    const bundle = readFileSync(path.join(dir, "index.js"));
+    return { raw: bundle.length, gzip: gzipSync(bundle).length };
+  });
+}
