@@ -15,6 +15,12 @@
 // 30 per second of --seconds, at most 300), then events/s and p50/p99 from
 // each event's timestamp (its commit) to its receipt. The write cases are also
 // printed against the figures docs/performance.md recorded (RECORDED below).
+// First the cold start and size: startup CPU (`wrangler check startup`, median
+// of --startup-runs, default 5) and the bundle as `wrangler deploy` would
+// upload it, raw and gzip, beside the same figures of the floor worker
+// (test/bench/floor: one indexed D1 read). The floor is also served beside the
+// API, with and without one JSON log line per request, and every read is
+// printed as a ratio of the logged floor (the API logs one line a request).
 // Writes the same figures to .bench/results.json (or --out FILE). `--config` serves another
 // checkout (e.g. a git worktree of an older commit) against the same data.
 // The rate limit is lifted for the run (see below); all else is wrangler.toml.
@@ -27,9 +33,10 @@ import { parseArgs } from "node:util";
 import autocannon, { type Result } from "autocannon";
 import { Webhook } from "standardwebhooks";
 import { candidateSlots } from "../../src/scheduling/slots";
-import { admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, ROOT } from "../e2e/harness";
+import { admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, ROOT, run } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
+import { bundleSize, GZIP_BUDGET_BYTES, startupMs } from "./coldstart";
 import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
 
 const { values: options } = parseArgs({
@@ -40,6 +47,7 @@ const { values: options } = parseArgs({
     bookings: { type: "string", default: "20000" },
     depth: { type: "string", default: "90000" },
     deliveries: { type: "string" },
+    "startup-runs": { type: "string", default: "5" },
     config: { type: "string" },
     out: { type: "string", default: path.join(ROOT, ".bench", "results.json") },
   },
@@ -75,7 +83,11 @@ interface Case {
   body?: () => unknown;
   /** Or a path and body per request (a write to a different resource each time). */
   next?: () => { path: string; body: unknown };
+  /** Served by the floor worker instead of the API. */
+  floor?: boolean;
 }
+
+const FLOOR_DIR = path.join(ROOT, "test/bench/floor");
 
 const headersOf = (org: BenchOrg | null, json: boolean): Record<string, string> => ({
   ...(org ? credentialsOf(org) : {}),
@@ -347,10 +359,49 @@ async function webhookCases(baseUrl: string, stateDir: string, seeded: Seeded) {
   }
 }
 
+const kib = (bytes: number) => `${round(bytes / 1024, 1)} KiB`;
+
+/** Startup CPU and bundle size of the API (the checkout served) and of the floor worker. */
+async function coldStart(apiDir: string) {
+  const runs = Number(options["startup-runs"]);
+  const api = { startup: await startupMs(apiDir, runs), bundle: await bundleSize(apiDir) };
+  const floor = { startup: await startupMs(FLOOR_DIR, runs), bundle: await bundleSize(FLOOR_DIR) };
+  console.log(
+    `startup CPU (wrangler check startup, median of ${runs}): ${api.startup.median} ms (runs: ${api.startup.runs.join(", ")}); the floor worker ${floor.startup.median} ms`,
+  );
+  console.log(
+    `bundle as wrangler deploy uploads it: ${api.bundle.raw} bytes (${kib(api.bundle.raw)}), gzip ${api.bundle.gzip} bytes (${kib(api.bundle.gzip)}; budget ${GZIP_BUDGET_BYTES}); the floor worker ${floor.bundle.gzip} bytes gzip`,
+  );
+  return { api, floor, gzipBudget: GZIP_BUDGET_BYTES };
+}
+
+/** The floor worker under its own `wrangler dev`, with the one account it reads. */
+async function startFloor(dir: string): Promise<DevServer> {
+  const config = path.join(FLOOR_DIR, "wrangler.toml");
+  const created = await run("npx", [
+    "wrangler",
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--persist-to",
+    dir,
+    "--config",
+    config,
+    "--command",
+    "CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds');",
+  ]);
+  if (created.code !== 0) throw new Error(`the floor's table: ${created.stdout}\n${created.stderr}`);
+  return DevServer.start(dir, await freePort(), ["--config", config]);
+}
+
 async function main() {
   const stateDir = mkdtempSync(path.join(tmpdir(), "fs-bench-"));
+  const floorDir = mkdtempSync(path.join(tmpdir(), "fs-bench-floor-"));
   let server: DevServer | undefined;
+  let floor: DevServer | undefined;
   try {
+    const cold = await coldStart(options.config ? path.dirname(path.resolve(options.config)) : ROOT);
     let started = performance.now();
     // The per-org rate limit (1,200 a minute) would cap every case: the served
     // configuration is wrangler.toml (its migrations and code) with a limit no benchmark reaches.
@@ -376,6 +427,7 @@ async function main() {
       config,
       ...(existsSync(devVars) ? ["--env-file", devVars] : []),
     ]);
+    floor = await startFloor(floorDir);
     const { heavy, empty } = seeded;
     started = performance.now();
     const deepCursor = await cursorAt(server.baseUrl, heavy, "/api/v1/contacts", DEPTH);
@@ -398,6 +450,8 @@ async function main() {
     const at = seeded.moves.map((m) => m.from);
     const cases: Case[] = [
       { name: "GET /health", org: null, path: "/health" },
+      { name: "floor: one D1 read", org: null, path: "/?id=acct_floor", floor: true },
+      { name: "floor: one D1 read, logged", org: null, path: "/logged?id=acct_floor", floor: true },
       {
         name: "POST /leads",
         org: heavy,
@@ -477,7 +531,7 @@ async function main() {
       { reqPerSec: number; p50: number; p99: number; errors: number; non2xx: number; requests: number }
     > = {};
     for (const c of cases) {
-      const result = await measure(server.baseUrl, c);
+      const result = await measure(c.floor ? floor.baseUrl : server.baseUrl, c);
       results[c.name] = {
         reqPerSec: round(result.requests.average, 1),
         p50: result.latency.p50,
@@ -489,16 +543,24 @@ async function main() {
     }
 
     const health = results["GET /health"]!;
+    // The API writes one log line a request: its figures are compared with the logged floor.
+    const floorLogged = results["floor: one D1 read, logged"]!;
+    const floorBare = results["floor: one D1 read"]!;
     const table = Object.entries(results).map(([name, r]) => ({
       endpoint: name,
       "req/s": r.reqPerSec,
       "× /health": round(r.reqPerSec / health.reqPerSec),
+      "× floor": round(r.reqPerSec / floorLogged.reqPerSec),
       "p50 ms": r.p50,
       "p99 ms": r.p99,
       errors: r.errors,
       "non-2xx": r.non2xx,
     }));
     console.table(table);
+    const logLine = round(floorLogged.reqPerSec / floorBare.reqPerSec);
+    console.log(
+      `the floor: ${floorBare.reqPerSec} req/s without a log line, ${floorLogged.reqPerSec} with one (× ${logLine}). Under wrangler dev each console.log travels from workerd to the wrangler process, a local cost that Workers Logs does not add on Cloudflare; "× floor" compares every case with the logged floor, as the API logs one line a request.`,
+    );
     const p50 = (name: string) => results[name]!.p50;
     const ratios = {
       deepPageVsPage1P50: round(p50(`GET /contacts ${DEPTH} deep`) / p50("GET /contacts page 1")),
@@ -556,8 +618,9 @@ async function main() {
         bookingsSeconds: round(seeded.bookingsSeconds),
         migrateSeconds,
       },
+      coldStart: cold,
       results,
-      ratios,
+      ratios: { ...ratios, floorLoggedVsBare: logLine },
       recorded,
       webhooks: webhooks.figures,
     };
@@ -565,8 +628,8 @@ async function main() {
     console.log(`figures written to ${path.relative(process.cwd(), output)}`);
     if (Object.values(results).some((r) => r.errors > 0 || r.non2xx > 0)) process.exitCode = 1;
   } finally {
-    await server?.stop();
-    rmSync(stateDir, { recursive: true, force: true });
+    await Promise.all([server?.stop(), floor?.stop()]);
+    for (const dir of [stateDir, floorDir]) rmSync(dir, { recursive: true, force: true });
   }
 }
 

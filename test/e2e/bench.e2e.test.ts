@@ -22,6 +22,8 @@ it("npm run bench runs end to end and writes every figure", { timeout: 180_000 }
       "600",
       "--depth",
       "2000",
+      "--startup-runs",
+      "1",
       "--out",
       out,
     ];
@@ -29,7 +31,10 @@ it("npm run bench runs end to end and writes every figure", { timeout: 180_000 }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
-    expect(Object.keys(figures.results)).toHaveLength(16);
+    expect(Object.keys(figures.results)).toHaveLength(18);
+    expect(figures.coldStart.api.startup.median).toBeGreaterThan(0);
+    expect(figures.coldStart.api.bundle.gzip).toBeGreaterThan(figures.coldStart.floor.bundle.gzip);
+    expect(figures.ratios.floorLoggedVsBare).toBeGreaterThan(0);
     for (const [name, r] of Object.entries<{ requests: number; errors: number; non2xx: number }>(figures.results)) {
       expect(r.requests, name).toBeGreaterThan(0);
       expect({ name, errors: r.errors, non2xx: r.non2xx }).toEqual({ name, errors: 0, non2xx: 0 });
@@ -38,6 +43,7 @@ it("npm run bench runs end to end and writes every figure", { timeout: 180_000 }
     expect(figures.ratios.heavyVsEmptyAvailabilityP50).toBeGreaterThan(0);
     expect(figures.ratios.deepIncidentsVsPage1P50).toBeGreaterThan(0);
     expect(result.stdout).toContain("× /health");
+    expect(result.stdout).toContain("× floor");
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
