@@ -86,7 +86,7 @@ function isD1Unavailable(err: Error): boolean {
 // A deploy applies pending migrations, then deploys the code; a request that
 // meets a table or column the code expects but D1 does not have yet is served
 // in that window (or while a migration is still missing): a retryable 503.
-const SCHEMA_BEHIND = /D1_ERROR.*no such (table|column)/i;
+const SCHEMA_BEHIND = /D1_ERROR.*(no such (table|column)|has no column named)/i;
 const SCHEMA_RETRY_AFTER_SECONDS = 5;
 
 function isSchemaBehind(err: Error): boolean {

@@ -4,6 +4,7 @@
 // the failure in the log line for the operator.
 import { applyD1Migrations, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { wrapD1 } from "../../support/d1";
 import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";
 import { newTenant } from "../../support/tenants";
@@ -55,6 +56,26 @@ describe("a database whose migrations are not applied", () => {
     expect(res.headers.get("Retry-After")).toBe("5");
     expect((await call(tenant, "/api/v1/events", { bindings: behind })).status).toBe(503);
     expect((await call(tenant, "/api/v1/leads", { body: {} })).status).toBe(200);
+  });
+
+  it("a write to a column a migration has not added yet (SQLite: 'has no column named'): 503 too", async () => {
+    const tenant = await newTenant();
+    expect((await call(tenant, "/api/v1/contacts")).status).toBe(200);
+    const logged = vi.spyOn(console, "log").mockImplementation(() => {});
+    // SQLite's own message for an INSERT naming a missing column.
+    const missing = "D1_ERROR: table leads has no column named mobile_e164: SQLITE_ERROR";
+    const behind = wrapD1(env.DB, {
+      fail: (trip) => trip.sql.some((sql) => /^insert into "leads"/i.test(sql)),
+      error: () => new Error(missing, { cause: new Error(missing.replace(/^D1_ERROR: /, "")) }),
+    });
+    const res = await call(tenant, "/api/v1/leads", { body: {}, bindings: { DB: behind.db } });
+    expectProblem(res, 503, "unavailable");
+    expect(res.headers.get("Retry-After")).toBe("5");
+    expect(res.text).not.toMatch(/mobile_e164|SQLITE/);
+    expect(logged.mock.calls.map(([line]) => JSON.parse(String(line))).at(-1)).toMatchObject({
+      status: 503,
+      error: expect.stringMatching(/has no column named/),
+    });
   });
 
   it("/health does not need the database", async () => {
