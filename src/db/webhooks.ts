@@ -241,6 +241,26 @@ export async function requestReplays(db: Db, orgId: string, eventId: string, end
     .values(endpointIds.map((endpointId) => ({ orgId, eventId, endpointId, requestedAt: now })));
 }
 
+/**
+ * Parks deliveries the consumer cannot make yet (no usable webhook key) as
+ * pending sends, for the sweep to send once it can; `since` is kept, so the
+ * attempts already made still count.
+ */
+export async function parkDeliveries(
+  db: Db,
+  deliveries: { org: string; event: string; endpoint: string; since: number }[],
+) {
+  if (deliveries.length === 0) return;
+  await db.insert(webhookReplays).values(
+    deliveries.map(({ org, event, endpoint, since }) => ({
+      orgId: org,
+      eventId: event,
+      endpointId: endpoint,
+      requestedAt: since,
+    })),
+  );
+}
+
 export async function pendingReplays(db: Db, limit: number) {
   return db.select().from(webhookReplays).orderBy(webhookReplays.id).limit(limit);
 }

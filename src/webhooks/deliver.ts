@@ -6,7 +6,7 @@
 
 import type { DeliveryStatus } from "../../drizzle/schema";
 import { createDb, type Db } from "../db/client";
-import { deliveryTarget, logAttempt } from "../db/webhooks";
+import { deliveryTarget, logAttempt, parkDeliveries } from "../db/webhooks";
 import { decryptSecret, type KeyEnv, keyProblem } from "./key";
 import type { DeliveryMessage } from "./queue";
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelay } from "./retry";
@@ -14,7 +14,7 @@ import { webhookHeaders } from "./signature";
 
 export const TIMEOUT_MS = 15_000;
 const MAX_ERROR_BYTES = 1024;
-/** While the key is unusable nothing is sent; the message waits this long and tries again. */
+/** Should D1 fail while parking a batch (below), the queue brings it back after this long. */
 const KEY_WAIT_S = 300;
 
 export interface DeliveryEnv extends KeyEnv {
@@ -22,13 +22,24 @@ export interface DeliveryEnv extends KeyEnv {
 }
 
 export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: DeliveryEnv) {
+  const db = createDb(env.DB);
   const problem = keyProblem(env);
   if (problem) {
+    // Nothing can be signed: the deliveries wait in D1, not in the queue,
+    // whose retries (max_retries) would run out in hours and end in the
+    // dead-letter queue. The sweep sends them once the key is usable.
     console.error(JSON.stringify({ webhook: "paused", error: problem, messages: batch.messages.length }));
-    batch.retryAll({ delaySeconds: KEY_WAIT_S });
+    try {
+      await parkDeliveries(
+        db,
+        batch.messages.map((message) => message.body),
+      );
+      batch.ackAll();
+    } catch {
+      batch.retryAll({ delaySeconds: KEY_WAIT_S });
+    }
     return;
   }
-  const db = createDb(env.DB);
   await Promise.all(
     batch.messages.map(async (message) => {
       try {

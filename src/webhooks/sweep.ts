@@ -4,6 +4,7 @@
 import type { Db } from "../db/client";
 import { markEnqueued, unenqueuedEvents } from "../db/events";
 import { forgetReplays, pendingReplays, subscribersAt } from "../db/webhooks";
+import { type KeyEnv, keyProblem } from "./key";
 import { type QueueEnv, sendDeliveries } from "./queue";
 
 /** The write path sends within milliseconds of its commit; an event unsent after this long is the sweep's. */
@@ -12,7 +13,7 @@ const BATCH = 100;
 /** wrangler.toml [triggers]: the sweep every minute; the other cron runs the hourly purges. */
 export const SWEEP_CRON = "* * * * *";
 
-export async function sweep(env: QueueEnv, db: Db, now: number) {
+export async function sweep(env: QueueEnv & KeyEnv, db: Db, now: number) {
   const stale = await unenqueuedEvents(db, now, SWEEP_AFTER_MS, BATCH);
   for (const event of stale) {
     const endpoints = await subscribersAt(db, event.orgId, event.type, event.createdAt);
@@ -22,6 +23,8 @@ export async function sweep(env: QueueEnv, db: Db, now: number) {
     );
     await markEnqueued(db, event.orgId, event.id, now);
   }
+  // Replays, and deliveries parked while the webhook key was unusable, wait for a usable key.
+  if (keyProblem(env)) return { events: stale.length, replays: 0 };
   const replays = await pendingReplays(db, BATCH);
   await sendDeliveries(
     env,
