@@ -1,14 +1,16 @@
 // `wrangler deploy --dry-run` on the repository as committed: what a dashboard
 // build runs, minus the upload. It must bundle with no file edited and no id
 // (offline: a dry run provisions nothing and calls no API), and the bundle it
-// would upload must stay within the cold-start budget: 150 KB gzip.
+// would upload must stay within the cold-start budget: 150 KB gzip, minified,
+// with a source map that leads errors in Workers Logs back to src/.
 import fs from "node:fs";
+import { SourceMap } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GZIP_BUDGET_BYTES } from "../bench/coldstart";
-import { type RunResult, run } from "./harness";
+import { ROOT, type RunResult, run } from "./harness";
 
 const outdir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-deploy-"));
 const metafile = path.join(outdir, "meta.json");
@@ -50,5 +52,19 @@ describe("wrangler deploy --dry-run", () => {
     expect(inputs.filter((input) => /node_modules\/(ajv|ajv-formats|temporal-polyfill)\//.test(input))).toEqual([]);
     expect(inputs.filter((input) => /zod\/v4\/locales\/(?!en\.js|index\.js)/.test(input))).toEqual([]);
     expect(inputs.some((input) => input.endsWith("src/lib/no-ajv.ts"))).toBe(true);
+  });
+
+  it("ships a source map that takes a position in the minified bundle back to its line in src/", () => {
+    expect(result.code, result.stderr).toBe(0);
+    const lines = fs.readFileSync(path.join(outdir, "index.js"), "utf8").split("\n");
+    const map = new SourceMap(JSON.parse(fs.readFileSync(path.join(outdir, "index.js.map"), "utf8")));
+    // A string of src/schemas/common.ts, as a stack frame there would point at it.
+    const text = "must be well-formed Unicode without NUL characters";
+    const line = lines.findIndex((l) => l.includes(text));
+    expect(line).toBeGreaterThanOrEqual(0);
+    const entry = map.findEntry(line, lines[line]!.indexOf(text)) as { originalSource?: string; originalLine?: number };
+    expect(entry.originalSource).toMatch(/src\/schemas\/common\.ts$/);
+    const source = fs.readFileSync(path.join(ROOT, "src/schemas/common.ts"), "utf8").split("\n");
+    expect(source[entry.originalLine!]).toContain(text);
   });
 });
