@@ -40,7 +40,7 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
 
   // c.error is what the operation threw, already rendered by onError.
   if (c.error instanceof KeyTaken) {
-    c.res = answerFrom(c, held, await keyRecord(db, held));
+    answerFromRecord(c, held, await keyRecord(db, held));
     return;
   }
   // A write recorded its response in its own batch: nothing is left to do.
@@ -55,17 +55,27 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
       body: await c.res.clone().text(),
     };
     const recorded = await recordOutcome(db, held, outcome);
-    if (!recorded.stored) c.res = answerFrom(c, held, recorded.record);
+    if (!recorded.stored) answerFromRecord(c, held, recorded.record);
   } else if (held.claimed) {
     await releaseKey(db, held);
   } else if (status < 500) {
     // The operation refused without writing (e.g. 404): a record of the key, if any, is the answer.
     const record = await keyRecord(db, held);
-    if (record) c.res = answerFrom(c, held, record);
+    if (record) answerFromRecord(c, held, record);
   }
 });
 
-/** The answer when a record holds the key: a replay, a reuse (422) or a request still running (409). */
+/**
+ * The answer when a record holds the key — a replay, a reuse (422) or a
+ * request still running (409) — in place of the operation's response, none
+ * of whose headers (a Retry-After, say) may carry over: hono builds and sets
+ * a response on top of the current one's headers, so that one goes first.
+ */
+function answerFromRecord(c: Context<AppEnv>, held: HeldKey, record: KeyRecord) {
+  c.res = undefined;
+  c.res = answerFrom(c, held, record);
+}
+
 function answerFrom(c: Context<AppEnv>, held: HeldKey, record: KeyRecord): Response {
   if (record && record.requestHash !== held.requestHash) {
     return problemResponse(
