@@ -64,8 +64,10 @@ export function localToInstant(date: LocalDate, minutes: number, timeZone: strin
   const wall = date * DAY + minutes * MINUTE;
   const possible = possibleInstants(wall, timeZone);
   if (possible.length > 0) return possible[0]!;
-  const gap = offsetAt(wall + DAY, timeZone) - offsetAt(wall - DAY, timeZone);
-  return possibleInstants(wall + gap, timeZone).at(-1)!;
+  const before = offsetAt(wall - DAY, timeZone);
+  const gap = offsetAt(wall + DAY, timeZone) - before;
+  // (Were the zone to change twice within two days, the offset before the gap still gives an instant.)
+  return possibleInstants(wall + gap, timeZone).at(-1) ?? wall - before;
 }
 
 export function localDateOf(instant: number, timeZone: string): LocalDate {
