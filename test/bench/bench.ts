@@ -33,7 +33,16 @@ import { parseArgs } from "node:util";
 import autocannon, { type Result } from "autocannon";
 import { Webhook } from "standardwebhooks";
 import { candidateSlots } from "../../src/scheduling/slots";
-import { admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, ROOT, run } from "../e2e/harness";
+import {
+  admin,
+  applyMigrations,
+  configWithRateLimit,
+  DevServer,
+  d1Execute,
+  freePort,
+  jsonLine,
+  ROOT,
+} from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
 import { bundleSize, GZIP_BUDGET_BYTES, startupMs } from "./coldstart";
@@ -378,20 +387,11 @@ async function coldStart(apiDir: string) {
 /** The floor worker under its own `wrangler dev`, with the one account it reads. */
 async function startFloor(dir: string): Promise<DevServer> {
   const config = path.join(FLOOR_DIR, "wrangler.toml");
-  const created = await run("npx", [
-    "wrangler",
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--persist-to",
+  await d1Execute(
     dir,
-    "--config",
-    config,
-    "--command",
     "CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds');",
-  ]);
-  if (created.code !== 0) throw new Error(`the floor's table: ${created.stdout}\n${created.stderr}`);
+    config,
+  );
   return DevServer.start(dir, await freePort(), ["--config", config]);
 }
 

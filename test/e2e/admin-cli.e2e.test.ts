@@ -5,25 +5,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, applyMigrations, cli, jsonLine, run } from "./harness";
+import { admin, applyMigrations, cli, d1Execute, jsonLine } from "./harness";
 
 let dir: string;
 let orgId: string;
 
 async function count(table: string): Promise<number> {
-  const result = await run("npx", [
-    "wrangler",
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--persist-to",
-    dir,
-    "--json",
-    "--command",
-    `SELECT count(*) AS n FROM ${table}`,
-  ]);
-  return JSON.parse(result.stdout)[0].results[0].n;
+  return (await d1Execute(dir, `SELECT count(*) AS n FROM ${table}`))[0]!.n as number;
 }
 
 function file(name: string, text: string): string {
@@ -103,8 +91,7 @@ describe("demo seed", () => {
 });
 
 describe("phones backfill", () => {
-  const sql = (command: string) =>
-    run("npx", ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", dir, "--json", "--command", command]);
+  const sql = (command: string) => d1Execute(dir, command);
 
   it("stores the E.164 form of rows written before it existed, once, and refuses an unknown org", async () => {
     const { orgId: org } = jsonLine<{ orgId: string }>(
@@ -125,8 +112,8 @@ describe("phones backfill", () => {
       accounts: { scanned: 1, updated: 1 },
       leads: { scanned: 0, updated: 0 },
     });
-    const stored = JSON.parse((await sql(`SELECT business_e164 AS e FROM accounts WHERE org_id = '${org}'`)).stdout);
-    expect(stored[0].results.map((row: { e: string | null }) => row.e).sort()).toEqual(["+12125550100", null]);
+    const stored = await sql(`SELECT business_e164 AS e FROM accounts WHERE org_id = '${org}'`);
+    expect(stored.map((row) => row.e).sort()).toEqual(["+12125550100", null]);
 
     const again = jsonLine<typeof first>(await admin(dir, ["phones", "backfill", "--org", org]), "again");
     expect(again.accounts).toEqual({ scanned: 1, updated: 0 });

@@ -63,6 +63,23 @@ export async function applyMigrations(stateDir: string, config?: string): Promis
     throw new Error(`migrations failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
 }
 
+/**
+ * `wrangler d1 execute DB --local` on a state folder (with another config's
+ * database if given): the rows of the last statement. A statement that meets
+ * another process's lock on the folder is tried again, up to 3 times.
+ */
+export async function d1Execute(stateDir: string, sql: string, config?: string): Promise<Record<string, unknown>[]> {
+  const args = ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", stateDir, "--json", "--command", sql];
+  let last = "";
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await run("npx", [...args, ...(config ? ["--config", config] : [])]);
+    if (result.code === 0)
+      return (JSON.parse(result.stdout) as { results: Record<string, unknown>[] }[]).at(-1)!.results;
+    last = `${result.stdout}\n${result.stderr}`;
+  }
+  throw new Error(`d1 execute failed:\n${last}`);
+}
+
 /** `npx tsx src/cli/main.ts <args>`: the admin CLI as a user runs it. */
 export const cli = (args: string[]) => run("npx", ["tsx", "src/cli/main.ts", ...args]);
 

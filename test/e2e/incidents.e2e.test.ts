@@ -20,11 +20,11 @@ import {
   admin,
   applyMigrations,
   DevServer,
+  d1Execute,
   freePort,
   jsonLine,
   type RequestOptions,
   request,
-  run,
   type Tenant,
 } from "./harness";
 
@@ -57,26 +57,8 @@ function take(count: number): string[] {
   return poolA.splice(0, count);
 }
 
-/** `wrangler d1 execute` on the suite's local state; a write that meets the server's lock is tried again. */
-async function execute(sql: string): Promise<void> {
-  let last = "";
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const result = await run("npx", [
-      "wrangler",
-      "d1",
-      "execute",
-      "DB",
-      "--local",
-      "--persist-to",
-      stateDir!,
-      "--command",
-      sql,
-    ]);
-    if (result.code === 0) return;
-    last = `${result.stdout}\n${result.stderr}`;
-  }
-  throw new Error(`d1 execute failed:\n${last}`);
-}
+/** `wrangler d1 execute` on the suite's local state. */
+const execute = (sql: string) => d1Execute(stateDir!, sql);
 
 beforeAll(async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-incidents-"));

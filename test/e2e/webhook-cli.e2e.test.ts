@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, applyMigrations, cli, jsonLine, type RunResult, run, type Tenant } from "./harness";
+import { admin, applyMigrations, cli, d1Execute, jsonLine, type RunResult, type Tenant } from "./harness";
 
 const ALL_TYPES = ["lead.created", "contact.created", "incident.created", "incident.rescheduled", "incident.cancelled"];
 /** `whsec_` + base64 of 32 bytes (the Standard Webhooks form). */
@@ -34,26 +34,7 @@ const EVENT_A = "evt_0000000000clitestclitest00";
 let eventAt: number;
 
 // biome-ignore lint/suspicious/noExplicitAny: rows of `wrangler d1 execute --json`
-async function sql(command: string): Promise<any[]> {
-  let last = "";
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const result = await run("npx", [
-      "wrangler",
-      "d1",
-      "execute",
-      "DB",
-      "--local",
-      "--persist-to",
-      dir,
-      "--json",
-      "--command",
-      command,
-    ]);
-    if (result.code === 0) return JSON.parse(result.stdout)[0].results;
-    last = `${result.stdout}\n${result.stderr}`;
-  }
-  throw new Error(`d1 execute failed:\n${last}`);
-}
+const sql = (command: string): Promise<any[]> => d1Execute(dir, command);
 
 /** What the webhook tables hold: a refused command must leave it as it was. */
 const webhookState = () =>
