@@ -18,6 +18,7 @@ import { SWEEP_CRON, sweep } from "../../../src/webhooks/sweep";
 import { type ReadResponse, type RequestOptions, readResponse, toRequest } from "../../support/http";
 import { bookIncident } from "../../support/incidents";
 import { expectProblem } from "../../support/problem";
+import { fakeQueue } from "../../support/queue";
 import { call } from "../../support/request";
 import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";
 import { DAY, slotIn } from "../../support/time";
@@ -74,21 +75,6 @@ const post = (t: Tenant, path: string, body: unknown, key?: string) =>
 
 const bookAt = (t: Tenant, dateTime: string, body: Record<string, unknown> = {}, key?: string) =>
   post(t, CREATE, { dateTime, clientName: "Ann Caller", insectName: "ants", ...body }, key);
-
-/** A delivery queue that records each message sent, or fails every send. */
-function fakeQueue({ failing = false } = {}) {
-  const sends: DeliveryMessage[][] = [];
-  const queue = {
-    send: () => Promise.reject(new Error("the app sends in batches only")),
-    sendBatch: async (messages: Iterable<MessageSendRequest<DeliveryMessage>>) => {
-      const batch = [...messages];
-      sends.push(batch.map((m) => m.body));
-      if (failing) throw new Error("Queue sendBatch failed: fake outage");
-      for (const m of batch) expect(m.contentType).toBe("json");
-    },
-  } as unknown as Queue<DeliveryMessage>;
-  return { queue, sends, messages: () => sends.flat() };
-}
 
 /** One request through the app with `queue` as the delivery queue, once its waitUntil work is done. */
 async function callWithQueue(

@@ -10,10 +10,10 @@ import app from "../../../src/app";
 import { WEBHOOK_COMMANDS } from "../../../src/cli/webhooks";
 import { createKey } from "../../../src/db/api-keys";
 import type { Bindings as WorkerBindings } from "../../../src/env";
-import type { DeliveryMessage } from "../../../src/webhooks/queue";
 import { type Statement, type Trip, type WrappedD1, wrapD1 } from "../../support/d1";
 import { toRequest } from "../../support/http";
 import { bookIncident } from "../../support/incidents";
+import { fakeQueue } from "../../support/queue";
 import { call } from "../../support/request";
 import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";
 import { slotAt, slotIn } from "../../support/time";
@@ -228,11 +228,8 @@ describe("D1 budget per request", () => {
       { org: subscribed.orgId, url: "https://hooks.example.com/x" },
       { webhookKey: () => (env as unknown as WorkerBindings).WEBHOOK_SECRET_KEY! },
     );
-    const sent: unknown[] = [];
     // A fake delivery queue: the real one would deliver to the URL above.
-    const queue = {
-      sendBatch: async (messages: Iterable<unknown>) => void sent.push(...messages),
-    } as unknown as Queue<DeliveryMessage>;
+    const { queue, messages: sent } = fakeQueue();
     const sendWithQueue = async (recorder: WrappedD1, path: string, body?: unknown) => {
       const ctx = createExecutionContext();
       const bindings = { ...(env as unknown as WorkerBindings), DB: recorder.db, WEBHOOKS: queue };
@@ -266,7 +263,7 @@ describe("D1 budget per request", () => {
         /SEARCH webhook_endpoints USING INDEX webhook_endpoints_org \(org_id=\?\)/,
       );
     }
-    expect(sent).toHaveLength(3);
+    expect(sent()).toHaveLength(3);
   });
 
   it("the plan check can fail: an unindexed filter is a SCAN", async () => {

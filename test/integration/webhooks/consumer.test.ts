@@ -21,6 +21,7 @@ import { DEV_WEBHOOK_KEY } from "../../../src/webhooks/key";
 import type { DeliveryMessage } from "../../../src/webhooks/queue";
 import { sign, toBase64 } from "../../../src/webhooks/signature";
 import { sweep } from "../../../src/webhooks/sweep";
+import { fakeQueue } from "../../support/queue";
 import { call } from "../../support/request";
 import { db, openTenant, type Tenant } from "../../support/tenants";
 
@@ -385,15 +386,9 @@ describe("8 attempts in all", () => {
       cliEnv,
     );
     expect(replayed).toEqual({ eventId: event.id, queued: 1 });
-    const sent: DeliveryMessage[] = [];
-    const queue = {
-      send: () => Promise.reject(new Error("not used")),
-      sendBatch: async (batch: Iterable<MessageSendRequest<DeliveryMessage>>) => {
-        for (const m of batch) sent.push(m.body);
-      },
-    } as unknown as Queue<DeliveryMessage>;
-    await sweep({ ...workerEnv, WEBHOOKS: queue }, db(), Date.now());
-    const mine = sent.filter((m) => m.event === event.id);
+    const sent = fakeQueue();
+    await sweep({ ...workerEnv, WEBHOOKS: sent.queue }, db(), Date.now());
+    const mine = sent.messages().filter((m) => m.event === event.id);
     expect(mine).toEqual([{ org: t.orgId, event: event.id, endpoint: endpoint.endpointId, since: expect.any(Number) }]);
     const lastFailure = Date.parse((await deliveries(t)).at(-1)!.at);
     expect(mine[0]!.since).toBeGreaterThan(lastFailure);
@@ -403,9 +398,9 @@ describe("8 attempts in all", () => {
     await expectSignedDelivery(received[8]!, endpoint.url, event, [endpoint.secret]);
     expect((await deliveries(t)).at(-1)).toMatchObject({ attempt: 1, status: "delivered", httpStatus: 200 });
     // The replay was sent once.
-    sent.length = 0;
-    await sweep({ ...workerEnv, WEBHOOKS: queue }, db(), Date.now());
-    expect(sent.filter((m) => m.event === event.id)).toEqual([]);
+    sent.clear();
+    await sweep({ ...workerEnv, WEBHOOKS: sent.queue }, db(), Date.now());
+    expect(sent.messages().filter((m) => m.event === event.id)).toEqual([]);
   });
 });
 
@@ -499,27 +494,21 @@ describe("a batch", () => {
         { webhook: "paused", error: expect.stringContaining("WEBHOOK_SECRET_KEY"), messages: 2 },
       ]);
 
-      const sent: DeliveryMessage[] = [];
-      const queue = {
-        send: () => Promise.reject(new Error("not used")),
-        sendBatch: async (batch: Iterable<MessageSendRequest<DeliveryMessage>>) => {
-          for (const m of batch) sent.push(m.body);
-        },
-      } as unknown as Queue<DeliveryMessage>;
-      const mine = () => sent.filter((m) => m.org === t.orgId);
+      const sent = fakeQueue();
+      const mine = () => sent.messages().filter((m) => m.org === t.orgId);
       // Still without a usable key, the sweep leaves them parked.
-      await sweep({ ...workerEnv, ...bindings, WEBHOOKS: queue }, db(), Date.now());
+      await sweep({ ...workerEnv, ...bindings, WEBHOOKS: sent.queue }, db(), Date.now());
       expect(mine()).toEqual([]);
       // With the key back, the sweep sends them as they were (the same `since`), and they are delivered as first attempts.
-      await sweep({ ...workerEnv, WEBHOOKS: queue }, db(), Date.now());
+      await sweep({ ...workerEnv, WEBHOOKS: sent.queue }, db(), Date.now());
       expect(mine()).toEqual(messages);
       expect((await deliver(mine())).outcomes).toEqual(["ack", "ack"]);
       expect((await deliveries(t)).map((r) => [r.attempt, r.status])).toEqual([
         [1, "delivered"],
         [1, "delivered"],
       ]);
-      sent.length = 0;
-      await sweep({ ...workerEnv, WEBHOOKS: queue }, db(), Date.now());
+      sent.clear();
+      await sweep({ ...workerEnv, WEBHOOKS: sent.queue }, db(), Date.now());
       expect(mine()).toEqual([]);
     },
   );
