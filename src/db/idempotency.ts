@@ -49,12 +49,26 @@ export interface Written {
   event?: RecordedEvent;
 }
 
-/** A record past 24 h, or a claim without an outcome abandoned for 60 s (whatever request made it: it has lapsed). */
-const lapsed = (now: number) =>
-  or(
-    lte(idempotencyKeys.createdAt, now - IDEMPOTENCY_TTL_MS),
-    and(isNull(idempotencyKeys.status), lte(idempotencyKeys.claimedAt, now - ABANDONED_CLAIM_MS)),
-  );
+/** The record of the request's key, whoever made it. */
+const recordOf = ({ orgId, key }: HeldKey) => and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key));
+
+/**
+ * Removes the key's record if it has lapsed — past 24 h, or a claim without
+ * an outcome abandoned for 60 s (whatever request made it) — so that the
+ * claim after it in the same batch takes the key over.
+ */
+const removeLapsed = (db: Db, held: HeldKey) =>
+  db
+    .delete(idempotencyKeys)
+    .where(
+      and(
+        recordOf(held),
+        or(
+          lte(idempotencyKeys.createdAt, held.claimedAt - IDEMPOTENCY_TTL_MS),
+          and(isNull(idempotencyKeys.status), lte(idempotencyKeys.claimedAt, held.claimedAt - ABANDONED_CLAIM_MS)),
+        ),
+      ),
+    );
 
 /**
  * The claim, as the first statements of a batch: a lapsed record of the key
@@ -64,7 +78,7 @@ const lapsed = (now: number) =>
 function claimStatements(db: Db, held: HeldKey) {
   const { orgId, key, claimedAt: now, requestHash } = held;
   return [
-    db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key), lapsed(now))),
+    removeLapsed(db, held),
     db.insert(idempotencyKeys).values({ orgId, key, requestHash, createdAt: now, claimedAt: now }),
   ] as const;
 }
@@ -100,21 +114,14 @@ export async function writeBatch<T extends readonly [BatchItem<"sqlite">, ...Bat
 }
 
 /** The record that holds the key, if any. */
-export async function keyRecord(db: Db, { orgId, key }: HeldKey) {
-  const [record] = await db
-    .select()
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key)));
+export async function keyRecord(db: Db, held: HeldKey) {
+  const [record] = await db.select().from(idempotencyKeys).where(recordOf(held));
   return record;
 }
 
-const heldBy = ({ orgId, key, claimedAt }: HeldKey) =>
-  and(
-    eq(idempotencyKeys.orgId, orgId),
-    eq(idempotencyKeys.key, key),
-    eq(idempotencyKeys.claimedAt, claimedAt),
-    isNull(idempotencyKeys.status),
-  );
+/** The key's record while it is still this request's claim, without an outcome. */
+const heldBy = (held: HeldKey) =>
+  and(recordOf(held), eq(idempotencyKeys.claimedAt, held.claimedAt), isNull(idempotencyKeys.status));
 
 export interface WriteRecord {
   held: HeldKey;
@@ -164,16 +171,13 @@ export async function recordOutcome(db: Db, held: HeldKey, outcome: Outcome) {
   }
   const { orgId, key, claimedAt: now, requestHash } = held;
   const [, inserted, [record]] = await db.batch([
-    db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key), lapsed(now))),
+    removeLapsed(db, held),
     db
       .insert(idempotencyKeys)
       .values({ orgId, key, requestHash, createdAt: now, claimedAt: now, ...outcome })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key }),
-    db
-      .select()
-      .from(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key))),
+    db.select().from(idempotencyKeys).where(recordOf(held)),
   ]);
   return inserted.length === 1 ? { stored: true as const } : { stored: false as const, record };
 }
