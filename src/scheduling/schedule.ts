@@ -74,7 +74,8 @@ const time = (closing: boolean) =>
       : 'must be a time "HH:MM" from "00:00" to "23:59"',
   });
 
-const dayHours = () =>
+// One schema, shared by the seven days of weeklyHours.
+const dayHours = once(() =>
   z
     .array(z.tuple([time(false), time(true)]))
     .max(48)
@@ -102,7 +103,8 @@ const dayHours = () =>
         }
       }
     })
-    .transform((intervals) => [...intervals].sort((a, b) => minutesOf(a[0]) - minutesOf(b[0])) as Interval[]);
+    .transform((intervals) => [...intervals].sort((a, b) => minutesOf(a[0]) - minutesOf(b[0])) as Interval[]),
+);
 
 type DayHours = ReturnType<typeof dayHours>;
 
