@@ -43,6 +43,11 @@ export const orgs = sqliteTable("orgs", {
   // length of its day, so a booking overlapping an instant t starts after
   // t - maxSlotMinutes. That bound lets window reads use the starts_at index.
   maxSlotMinutes: integer("max_slot_minutes").notNull().default(60),
+  // The HMAC key of the org's list cursors (hex of 32 random bytes, from
+  // createOrg): a cursor whose position or filters a client changed does not
+  // verify. The migration that added it filled existing orgs; '' only in rows
+  // written by raw SQL, which cannot list with cursors (src/http/cursor.ts).
+  cursorSecret: text("cursor_secret").notNull().default(""),
   createdAt: integer("created_at").notNull(),
 });
 

@@ -11,6 +11,8 @@ export interface Org {
   schedule: Schedule;
   /** No booking of this org lasts longer: the longest slotMinutes it has had. */
   maxBookingMs: number;
+  /** The HMAC key of its list cursors (hex); never sent to a client. */
+  cursorSecret: string;
 }
 
 export interface Bindings {

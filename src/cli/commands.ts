@@ -2,9 +2,11 @@
 // input, calls src/db, and turns a null (no such org or key) into a CliError.
 import { insertAccounts } from "../db/accounts";
 import { createKey, listKeys, revokeKey } from "../db/api-keys";
+import type { Db } from "../db/client";
 import { seedDemo } from "../db/demo";
 import { createOrg, getSchedule, orgExists, setCountry, storeSchedule } from "../db/orgs";
 import { backfillPhones } from "../db/phones";
+import { findOutOfRangeDates, repairOutOfRangeDates } from "../db/repair";
 import { isPhoneCountry } from "../lib/phones";
 import { isTimeZone } from "../scheduling/schedule";
 import { CliError } from "./errors";
@@ -33,6 +35,14 @@ export function checkCountry(code: string): string {
   if (!isPhoneCountry(country))
     throw new CliError(`unknown or unsupported country: ${code} (an ISO 3166-1 alpha-2 code such as US)`);
   return country;
+}
+
+/** `--org ORG` when given (it must exist), else undefined: every org. */
+async function orgOrEvery(db: Db, flags: Flags): Promise<string | undefined> {
+  if (flags.org === undefined) return undefined;
+  const org = required(flags, "org");
+  if (!(await orgExists(db, org))) throw new CliError(unknownOrg(flags));
+  return org;
 }
 
 function orgName(flags: Flags): string {
@@ -67,11 +77,9 @@ export const COMMANDS: Record<string, Command> = {
     return found(await storeSchedule(db, required(f, "org"), document), unknownOrg(f));
   },
   "schedule show": async (db, f) => found(await getSchedule(db, required(f, "org")), unknownOrg(f)),
-  "phones backfill": async (db, f) => {
-    const org = typeof f.org === "string" ? required(f, "org") : undefined;
-    if (org !== undefined && !(await orgExists(db, org))) throw new CliError(unknownOrg(f));
-    return backfillPhones(db, org);
-  },
+  "phones backfill": async (db, f) => backfillPhones(db, await orgOrEvery(db, f)),
+  "dates check": async (db, f) => ({ findings: await findOutOfRangeDates(db, await orgOrEvery(db, f)) }),
+  "dates repair": async (db, f) => repairOutOfRangeDates(db, await orgOrEvery(db, f)),
   ...WEBHOOK_COMMANDS,
   "demo seed": (db) => seedDemo(db),
 };

@@ -23,6 +23,9 @@ Commands:
   phones backfill [--org ORG]                 store the E.164 form of every contact, account and lead
                                               phone (rows from before it existed, or after a change of
                                               country); batched, safe to run again
+  dates check [--org ORG]                     list stored date-times outside the years 0001–9999 (changes nothing)
+  dates repair [--org ORG]                    set each repairable one to null, in one batch; lists every change
+                                              and the ids of the events rewritten
   webhook add --org ORG --url URL [--events TYPE,...]
                                               add a webhook endpoint (at most 10); prints its secret once
   webhook list --org ORG                      list endpoints (never the secrets)
@@ -117,9 +120,11 @@ function humanReadable(result: object): string {
   const lines = Object.entries(result).map(([key, value]) =>
     !Array.isArray(value)
       ? `${key}: ${value}`
-      : value.every((item) => typeof item === "string")
-        ? `${key}: ${value.join(", ")}`
-        : `${key}: ${value.length} (use --json for the list)`,
+      : value.length === 0
+        ? `${key}: none`
+        : value.every((item) => typeof item === "string")
+          ? `${key}: ${value.join(", ")}`
+          : `${key}: ${value.length} (use --json for the list)`,
   );
   if ("apiKey" in result && "keyId" in result) lines.push("Store the API key now: it is shown only once.");
   if ("secret" in result) lines.push("Store the signing secret now: it is shown only once.");

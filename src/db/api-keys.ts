@@ -22,6 +22,7 @@ export async function findActiveKey(db: Db, keyHash: string) {
       country: orgs.country,
       schedule: orgs.schedule,
       maxSlotMinutes: orgs.maxSlotMinutes,
+      cursorSecret: orgs.cursorSecret,
     })
     .from(apiKeys)
     .innerJoin(orgs, eq(orgs.id, apiKeys.orgId))
@@ -38,6 +39,7 @@ export const orgOfKey = (key: ActiveKey): Org => ({
   country: key.country,
   schedule: scheduleOf(key.timeZone, key.schedule),
   maxBookingMs: key.maxSlotMinutes * 60_000,
+  cursorSecret: key.cursorSecret,
 });
 
 /** Records use of a key, at most once per `resolutionMs`, so busy keys do not write on every request. */

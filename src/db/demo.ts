@@ -4,6 +4,7 @@
 import { count, eq } from "drizzle-orm";
 import { accounts, apiKeys, orgs } from "../../drizzle/schema";
 import { hashApiKey } from "../lib/api-keys";
+import { randomHex } from "../lib/hash";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Db } from "./client";
 
@@ -58,7 +59,13 @@ export async function seedDemo(db: Db, now = Date.now()) {
   const [, , , [seeded]] = await db.batch([
     db
       .insert(orgs)
-      .values({ id: DEMO.orgId, name: "Demo Pest Control", timeZone: DEMO.timeZone, createdAt: now })
+      .values({
+        id: DEMO.orgId,
+        name: "Demo Pest Control",
+        timeZone: DEMO.timeZone,
+        cursorSecret: randomHex(32),
+        createdAt: now,
+      })
       .onConflictDoNothing(),
     db.insert(apiKeys).values({ id: DEMO.keyId, orgId: DEMO.orgId, keyHash, createdAt: now }).onConflictDoNothing(),
     db

@@ -3,6 +3,7 @@
 import { eq, sql } from "drizzle-orm";
 import { apiKeys, orgs } from "../../drizzle/schema";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
+import { randomHex } from "../lib/hash";
 import { newId } from "../lib/ids";
 import { resolveDocument, type Schedule, type ScheduleDocument, scheduleOf } from "../scheduling/schedule";
 import type { Db } from "./client";
@@ -22,7 +23,7 @@ export async function createOrg(db: Db, { name, timeZone, country = "US", now = 
   const keyId = newId("key", now);
   const apiKey = generateApiKey();
   await db.batch([
-    db.insert(orgs).values({ id: orgId, name, timeZone, country, createdAt: now }),
+    db.insert(orgs).values({ id: orgId, name, timeZone, country, cursorSecret: randomHex(32), createdAt: now }),
     db.insert(apiKeys).values({ id: keyId, orgId, keyHash: await hashApiKey(apiKey), createdAt: now }),
   ]);
   return { orgId, keyId, apiKey };

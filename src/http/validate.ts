@@ -24,6 +24,7 @@ function validatorOf(target: "json" | "query" | "param", schema: z.ZodType): Mid
   const known = fieldNames(schema);
   return zValidator(target, schema, (result, c) => {
     const errors = result.success ? [] : toFieldErrors(result.error.issues, result.data, known);
+    if (target === "query") errors.push(...emptyValues(c, errors));
     // A `phone` (a number to match or store) is read in the org's country, so
     // the schema cannot check it: it is checked here, with the other fields,
     // before anything else (the Idempotency-Key included) looks at the request.
@@ -34,6 +35,17 @@ function validatorOf(target: "json" | "query" | "param", schema: z.ZodType): Mid
     }
     if (errors.length > 0) throw validationFailed(errors);
   });
+}
+
+/**
+ * A query parameter sent with an empty (or blank) value: an empty filter is a
+ * client bug (a template with nothing to put in), never a request for the
+ * whole list (docs/api.md, "Validation").
+ */
+function emptyValues(c: Context, reported: FieldError[]): FieldError[] {
+  return Object.entries(c.req.queries())
+    .filter(([name, values]) => values.some((v) => v.trim() === "") && !reported.some((e) => e.path === name))
+    .map(([path]) => ({ path, code: "empty_value", message: "is empty; leave the parameter out instead" }));
 }
 
 const INVALID_PHONE: FieldError = { path: "phone", code: "invalid_phone", message: "is not a valid phone number" };

@@ -1,5 +1,7 @@
-// RFC 3339 date-times as the contract (section 1) accepts them: a zone is
-// required, impossible dates are refused, sub-millisecond digits are truncated.
+// RFC 3339 date-times as docs/api.md ("Conventions") accepts them: a zone is
+// required, impossible dates are refused, sub-millisecond digits are truncated,
+// and the instant, once in UTC, lies within the years 0001–9999: every instant
+// stored is one toISOString writes as YYYY-MM-DDTHH:MM:SS.sssZ.
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -22,7 +24,13 @@ function utcMillis(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 
   return date.getTime();
 }
 
-/** Epoch milliseconds of an RFC 3339 date-time with a zone, or null. */
+/** The first and last instants an API date-time can be: 0001-01-01T00:00:00.000Z … 9999-12-31T23:59:59.999Z. */
+export const MIN_INSTANT = -62135596800000;
+export const MAX_INSTANT = 253402300799999;
+
+const inRange = (millis: number | null) => (millis !== null && millis >= MIN_INSTANT && millis <= MAX_INSTANT ? millis : null);
+
+/** Epoch milliseconds of an RFC 3339 date-time with a zone (within the years 0001–9999 in UTC), or null. */
 export function parseDateTime(text: string): number | null {
   const m = DATE_TIME.exec(text);
   if (!m) return null;
@@ -31,7 +39,7 @@ export function parseDateTime(text: string): number | null {
   const local = utcMillis(+y!, +mo!, +d!, +h!, +mi!, +s, Number(frac.padEnd(3, "0").slice(0, 3)));
   if (local === null) return null;
   const offset = (Number(oh) * 60 + Number(om)) * 60_000;
-  return sign === "-" ? local + offset : sign === "+" ? local - offset : local;
+  return inRange(sign === "-" ? local + offset : sign === "+" ? local - offset : local);
 }
 
 /** Like parseDateTime, but also accepts a plain `YYYY-MM-DD` (read as 00:00 UTC). */

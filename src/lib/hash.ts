@@ -1,6 +1,11 @@
+const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+/** Lowercase hex of `size` random bytes. */
+export const randomHex = (size: number): string => hex(crypto.getRandomValues(new Uint8Array(size)));
+
 /** Lowercase hex SHA-256 of a string (as UTF-8) or of bytes. */
 export async function sha256Hex(data: string | Uint8Array): Promise<string> {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
   const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(new Uint8Array(digest));
 }

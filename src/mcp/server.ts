@@ -85,19 +85,46 @@ function queryText(value: unknown): string {
   return text.replace(/\p{Surrogate}/gu, "\uFFFD");
 }
 
+interface SentCalls {
+  /** Tool arguments by JSON-RPC id, exactly as parsed from the body. */
+  args: Map<unknown, Record<string, unknown>>;
+  /** Why a call's params are unusable, by JSON-RPC id. */
+  invalid: Map<unknown, string>;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
 /**
- * Tool arguments by JSON-RPC id, exactly as parsed from the body: the SDK's
- * own parsing drops a member named "__proto__", which the operation's route
- * must see to refuse it (unknown_field), as it does over HTTP.
+ * The tools/call messages of the body, read before the SDK reads them: the
+ * SDK's own parsing drops a member named "__proto__" (which the operation's
+ * route must see to refuse it, unknown_field, as over HTTP), and answers
+ * params of the wrong shape with a validation dump as an internal error. A
+ * call with unusable params is given empty ones, for the SDK to pass it on,
+ * and answered by the tool handler as invalid params (-32602) in a sentence.
  */
-function sentArguments(body: unknown): Map<unknown, Record<string, unknown>> {
-  const sent = new Map<unknown, Record<string, unknown>>();
+function readCalls(body: unknown): SentCalls {
+  const calls: SentCalls = { args: new Map(), invalid: new Map() };
   for (const message of Array.isArray(body) ? body : [body]) {
-    const args = message?.params?.arguments;
-    if (message?.method === "tools/call" && typeof args === "object" && args !== null && !Array.isArray(args))
-      sent.set(message.id, args);
+    if (!isObject(message) || message.method !== "tools/call") continue;
+    const { params } = message;
+    const args = isObject(params) ? params.arguments : undefined;
+    const problem = !isObject(params)
+      ? "params must be an object with the tool's name and its arguments"
+      : typeof params.name !== "string"
+        ? "params.name must be the name of a tool (a string)"
+        : args !== undefined && args !== null && !isObject(args)
+          ? "arguments must be an object of the tool's arguments by name"
+          : undefined;
+    if (problem) {
+      calls.invalid.set(message.id, problem);
+      message.params = { name: "", arguments: {} };
+    } else if (isObject(params)) {
+      if (args === null) delete params.arguments; // explicit null means absent
+      if (isObject(args)) calls.args.set(message.id, args);
+    }
   }
-  return sent;
+  return calls;
 }
 
 /** The HTTP request that performs `op` with `args`, as the MCP caller. */
@@ -162,11 +189,13 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp): Promise<
     // Not JSON: the transport reads the text again and answers with its parse error.
     request = new Request(c.req.raw, { body: text });
   }
-  const sent = sentArguments(body);
+  const sent = readCalls(body);
   server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
+    const invalid = sent.invalid.get(extra.requestId);
+    if (invalid) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${invalid}`);
     const op = OPERATIONS.find((o) => o.tool === params.name);
     if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-    const args = sent.get(extra.requestId) ?? params.arguments ?? {};
+    const args = sent.args.get(extra.requestId) ?? params.arguments ?? {};
     const response = await fetchApp(
       operationRequest(c, op, args, bookmark),
       { ...c.env, RATE_LIMITER: UNLIMITED },

@@ -76,8 +76,7 @@ export const contactOperations = [
     responseExample: {
       data: [CONTACT_EXAMPLE],
       hasMore: true,
-      nextCursor:
-        "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgiLCJzIjoiOWYxYzJkM2U0ZjVhNmI3YyJ9",
+      nextCursor: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgifQ.ypeBEsobvcr6wjGzmiPcTQ",
     },
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
@@ -85,14 +84,16 @@ export const contactOperations = [
       const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
       // A cursor belongs to one org and one set of filters (normalised, so that
       // equivalent spellings of a filter share cursors); `limit` may change.
-      const scope = [
-        orgId,
-        filters.accountId ?? null,
-        filters.email?.toLowerCase() ?? null,
-        filters.updatedSince ?? null,
-        // Absent from cursors issued before the filter existed, which stay valid.
-        ...(filters.phone === undefined ? [] : [filters.phone]),
-      ];
+      const scope = {
+        secret: org.cursorSecret,
+        filters: [
+          "contacts",
+          filters.accountId ?? null,
+          filters.email?.toLowerCase() ?? null,
+          filters.updatedSince ?? null,
+          filters.phone ?? null,
+        ],
+      };
       const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
       const page = await listContacts(db, { orgId, filters, after, limit });
       const last = page.rows.at(-1);

@@ -33,12 +33,12 @@ export const eventOperations = [
         },
       ],
       hasMore: false,
-      nextCursor: "eyJ0IjoxMjMsImkiOiJldnRfMDFtODFyMTcwdnQ3MnoxNzN6NjljZ3k4Y2YiLCJzIjoiOWYxYzJkM2U0ZjVhNmI3YyJ9",
+      nextCursor: "eyJ0IjoxMjMsImkiOiJldnRfMDFtODFyMTcwdnQ3MnoxNzN6NjljZ3k4Y2YifQ.PiPoFgA5WUoziU9lZOGxNA",
     },
     handler: async (c, { query }) => {
       const { limit, cursor, type } = query;
-      const { db, orgId } = c.var;
-      const scope = ["events", orgId, type ?? null];
+      const { db, orgId, org } = c.var;
+      const scope = { secret: org.cursorSecret, filters: ["events", type ?? null] };
       const after = cursor === undefined ? START : await decodeCursor(cursor, scope);
       const page = await listEvents(db, { orgId, type, after: after.at, limit });
       const last = page.rows.at(-1);

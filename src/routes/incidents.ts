@@ -120,10 +120,13 @@ export const incidentOperations = [
       const { db, org } = c.var;
       const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
       // A cursor belongs to one org and one set of (normalised) filters; `limit` may change.
-      const scope = [
-        org.id,
-        ...(["from", "to", "status", "accountId", "phone", "updatedSince"] as const).map((f) => filters[f] ?? null),
-      ];
+      const scope = {
+        secret: org.cursorSecret,
+        filters: [
+          "incidents",
+          ...(["from", "to", "status", "accountId", "phone", "updatedSince"] as const).map((f) => filters[f] ?? null),
+        ],
+      };
       const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
       const page = await listIncidents(db, { orgId: org.id, filters, after, limit });
       const last = page.rows.at(-1);

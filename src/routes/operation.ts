@@ -3,12 +3,13 @@
 // resource. The router (mountOperations), the OpenAPI document and the MCP
 // tool list are all read off these declarations.
 import type { Context, Hono, MiddlewareHandler } from "hono";
-import type * as z from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../env";
 import { jsonBody } from "../http/body";
 import type { ProblemCode } from "../http/errors";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { validate } from "../http/validate";
+import { once } from "../lib/once";
 import { idempotency } from "../middleware/idempotency";
 import { rateLimit } from "../middleware/rate-limit";
 
@@ -54,6 +55,8 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   handler(c: Context<AppEnv>, input: Input<B, Q, P>): Response | Promise<Response>;
 }
 
+const noQuery = once(() => z.strictObject({}));
+
 /** Types the handler's input by the schemas it is declared with. */
 export const defineOperation = <
   B extends Schema = undefined,
@@ -85,7 +88,8 @@ export const routePath = (template: string) => template.replace(/\{(\w+)\}/g, ":
 function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
   const checks = [
     op.body && validate("json", op.body),
-    op.query && validate("query", op.query),
+    // Every operation checks its query: one that takes none refuses any parameter (unknown_field).
+    validate("query", op.query ?? noQuery),
     op.params && validate("param", op.params),
   ].filter((check) => check !== undefined) as MiddlewareHandler[];
   return [rateLimit, ...(op.body ? [jsonBody] : []), ...checks, ...(op.method === "post" ? [idempotency] : [])];

@@ -1,5 +1,6 @@
 // The slot engine: pure functions of (schedule, bookings, now, instants).
 // No clock, no I/O; callers pass `now` and the bookings of the window.
+import { MAX_INSTANT } from "../lib/datetime";
 import { type Interval, minutesOf, type Schedule, WEEKDAYS } from "./schedule";
 import { dateString, type LocalDate, localDateOf, localIso, localToInstant, weekday } from "./zone";
 
@@ -58,6 +59,12 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
   }
 }
 
+/**
+ * The latest end a slot can have: its local form, at up to +14:00, must still
+ * be a date-time of year 9999 (after it, toISOString writes `+010000-…`).
+ */
+const LAST_SLOT_END = MAX_INSTANT - 14 * 60 * MINUTE;
+
 /** The slot starting exactly at `at`, and whether `at` falls inside opening hours at all. */
 export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null; inHours: boolean } {
   const slotMs = schedule.slotMinutes * MINUTE;
@@ -66,7 +73,7 @@ export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null
   for (const opening of openingsOn(schedule, date)) {
     if (at < opening.start || at >= opening.end) continue;
     inHours = true;
-    if ((at - opening.start) % slotMs === 0 && at + slotMs <= opening.end)
+    if ((at - opening.start) % slotMs === 0 && at + slotMs <= Math.min(opening.end, LAST_SLOT_END))
       return { slot: { start: at, end: at + slotMs }, inHours };
   }
   return { slot: null, inHours };

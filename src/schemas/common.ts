@@ -12,35 +12,40 @@ const cleanText = () => ({
   params: { code: "invalid_string" },
 });
 
-/** An optional trimmed string of at most `max` characters; absent, null and "" come out as null. */
-export const optionalText = (max: number) =>
+/**
+ * A trimmed string of at most `max` UTF-16 code units (JavaScript's `length`:
+ * an emoji counts 2), well-formed and without NUL. zod's own `max` counts code
+ * points (as JSON Schema's maxLength, which the document keeps); the refine
+ * counts units, and runs only when `max` passed, so one error is reported.
+ */
+const text = (max: number) =>
   z
     .string()
     .trim()
-    .max(max)
-    .refine(isCleanText, cleanText())
+    .max(max, { abort: true })
+    .refine((v) => v.length <= max, {
+      message: `must be at most ${max} characters (UTF-16 code units)`,
+      params: { code: "too_long" },
+      abort: true,
+    })
+    .refine(isCleanText, cleanText());
+
+/** An optional trimmed string of at most `max` characters; absent, null and "" come out as null. */
+export const optionalText = (max: number) =>
+  text(max)
     .nullish()
     .transform((v) => v || null);
 
 /** A required trimmed string; "" and null are refused as missing. */
 export const requiredText = (max: number) =>
-  z
-    .string()
-    .trim()
-    .max(max)
-    .refine(isCleanText, cleanText())
-    .refine((v) => v !== "", { message: "is required", params: { code: "required" } });
+  text(max).refine((v) => v !== "", { message: "is required", params: { code: "required" } });
 
 // Deliberately plain: one "@", no spaces, a dot in the domain. Full RFC 5322
 // would accept addresses no mail system delivers to.
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 
 export const optionalEmail = () =>
-  z
-    .string()
-    .trim()
-    .max(320)
-    .refine(isCleanText, cleanText())
+  text(LIMITS.email)
     .refine((v) => v === "" || EMAIL.test(v), {
       message: "must be an email address",
       params: { code: "invalid_format" },
@@ -93,30 +98,24 @@ export const LIMITS = {
   reason: 500,
 } as const;
 
-/** An optional query filter: trimmed, and absent when empty (contract 3: an empty string counts as absent). */
-export const queryText = (max: number) =>
-  z
-    .string()
-    .trim()
-    .max(max)
-    .optional()
-    .transform((v) => v || undefined);
+/** An optional query filter, trimmed (an empty value is refused by the query validator, src/http/validate.ts). */
+export const queryText = (max: number) => text(max).optional();
 
-/** An optional date-time query filter, as epoch milliseconds; absent when empty. */
+/** An optional date-time query filter, as epoch milliseconds. */
 export const queryDateTime = () =>
   z
     .string()
     .trim()
-    .refine((v) => v === "" || parseDateTime(v) !== null, badDateTime())
+    .refine((v) => parseDateTime(v) !== null, badDateTime())
     .optional()
     .meta({ format: "date-time", description: "RFC 3339 with a zone (Z or ±HH:MM)", example: "2026-11-23T14:00:00Z" })
-    .transform((v) => (v ? (parseDateTime(v) as number) : undefined));
+    .transform((v) => (v === undefined ? undefined : (parseDateTime(v) as number)));
 
 /** The `cursor` query parameter of a list. */
 export const cursorParam = () =>
   z.string().max(1024).optional().meta({
     description: "The nextCursor of the previous page",
-    example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDEifQ",
+    example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgifQ.ypeBEsobvcr6wjGzmiPcTQ",
   });
 
 /** The `{id}` of a path. */

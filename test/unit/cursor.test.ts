@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { decodeCursor, encodeCursor } from "../../src/http/cursor";
 import { ApiError } from "../../src/http/problem";
+import { randomHex } from "../../src/lib/hash";
 
 const position = { at: 1_763_900_000_000, id: "ct_01kaq3m2c0abcdefghjkmnpqrs" };
-const scope = ["org_a", null, null, null];
+const scope = { secret: randomHex(32), filters: ["contacts", null, null] };
 
-async function rejection(token: string, forScope: unknown = scope) {
+async function rejection(token: string, forScope = scope) {
   const error = await decodeCursor(token, forScope).then(
     () => null,
     (e: unknown) => e,
@@ -14,29 +15,54 @@ async function rejection(token: string, forScope: unknown = scope) {
   return (error as ApiError).extra.errors;
 }
 
+const b64url = (text: string) => btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+const unb64url = (text: string) => atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+
 describe("cursors", () => {
   it("round-trip a position for the same scope", async () => {
     const token = await encodeCursor(position, scope);
-    expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(token).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
     expect(await decodeCursor(token, scope)).toEqual(position);
   });
 
-  it("are refused for another org or other filters", async () => {
+  it("are refused for another org (another key) or other filters", async () => {
     const token = await encodeCursor(position, scope);
-    expect(await rejection(token, ["org_b", null, null, null])).toEqual([
+    expect(await rejection(token, { ...scope, secret: randomHex(32) })).toEqual([
       expect.objectContaining({ path: "cursor", code: "invalid_cursor" }),
     ]);
-    await rejection(token, ["org_a", "acct_x", null, null]);
+    await rejection(token, { ...scope, filters: ["contacts", "acct_x", null] });
+  });
+
+  it.each([
+    ["t", (p: Record<string, unknown>) => ({ ...p, t: (p.t as number) - 1 })],
+    ["i", (p: Record<string, unknown>) => ({ ...p, i: "ct_01kaq3m2c0abcdefghjkmnpqrt" })],
+    ["an added member", (p: Record<string, unknown>) => ({ ...p, s: "x" })],
+  ])("refuse a cursor whose position was re-encoded with %s changed", async (_, change) => {
+    const [payload, mac] = (await encodeCursor(position, scope)).split(".");
+    const forged = b64url(JSON.stringify(change(JSON.parse(unb64url(payload!)))));
+    await rejection(`${forged}.${mac}`);
+  });
+
+  it("refuse a cursor whose MAC was changed or cut", async () => {
+    const [payload, mac] = (await encodeCursor(position, scope)).split(".");
+    const flipped = (mac![0] === "A" ? "B" : "A") + mac!.slice(1);
+    await rejection(`${payload}.${flipped}`);
+    await rejection(`${payload}.${mac!.slice(0, 10)}`);
+    await rejection(payload!);
   });
 
   it.each([
     "",
     "%%%",
     "bm90IGpzb24",
-    btoa('{"t":-1,"i":"ct_x","s":"0"}'),
-    btoa("null"),
-    btoa('{"t":1,"i":"x; DROP TABLE","s":"0"}'),
+    "bm90IGpzb24.AAAA",
+    `${btoa('{"t":-1,"i":"ct_x"}')}.AAAAAAAAAAAAAAAAAAAAAA`,
+    "a.b.c",
   ])("refuses the malformed cursor %j", async (token) => {
     await rejection(token);
+  });
+
+  it("never verifies for an org without a key (a row written by raw SQL)", async () => {
+    await expect(encodeCursor(position, { ...scope, secret: "" })).rejects.toThrow(/no cursor secret/);
   });
 });

@@ -12,6 +12,11 @@ describe("parseDateTime", () => {
     ["2024-02-29T00:00:00Z", "2024-02-29T00:00:00.000Z"],
     ["0099-01-01T00:00:00Z", "0099-01-01T00:00:00.000Z"],
     ["2026-01-01T00:30:00+01:00", "2025-12-31T23:30:00.000Z"],
+    // The two ends of the range, reached through offsets.
+    ["0001-01-01T00:00:00-00:01", "0001-01-01T00:01:00.000Z"],
+    ["0001-01-01T05:00:00+05:00", "0001-01-01T00:00:00.000Z"],
+    ["9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"],
+    ["9999-12-31T09:59:59.999-14:00", "9999-12-31T23:59:59.999Z"],
   ])("%s → %s", (input, expected) => {
     expect(new Date(parseDateTime(input)!).toISOString()).toBe(expected);
   });
@@ -30,6 +35,10 @@ describe("parseDateTime", () => {
     "2026-11-23",
     "",
     "0000-01-01T00:00:00Z",
+    // In range as written, outside it in UTC: toISOString would write "0000-…" or "+010000-…".
+    "0001-01-01T00:00:00+00:01",
+    "9999-12-31T23:00:00-14:00",
+    "9999-12-31T23:59:59.999-00:01",
     "tomorrow at noon",
   ])("refuses %j", (input) => {
     expect(parseDateTime(input)).toBeNull();
@@ -39,6 +48,10 @@ describe("parseDateTime", () => {
 describe("parseDateOrDateTime", () => {
   it("reads a plain date as 00:00 UTC", () => {
     expect(new Date(parseDateOrDateTime("2026-12-01")!).toISOString()).toBe("2026-12-01T00:00:00.000Z");
+  });
+  it("reads both ends of the range as plain dates, and refuses no instant it can write", () => {
+    expect(new Date(parseDateOrDateTime("0001-01-01")!).toISOString()).toBe("0001-01-01T00:00:00.000Z");
+    expect(new Date(parseDateOrDateTime("9999-12-31")!).toISOString()).toBe("9999-12-31T00:00:00.000Z");
   });
   it("refuses an impossible plain date", () => {
     expect(parseDateOrDateTime("2026-02-30")).toBeNull();

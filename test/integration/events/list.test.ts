@@ -255,10 +255,15 @@ describe("GET /api/v1/events", () => {
     it.each([
       ["garbage", "not a cursor!"],
       ["not base64 JSON", "abc"],
-      ["empty", ""],
       ["JSON without a position", btoa(JSON.stringify({ s: "x" }))],
     ])("refuses a %s cursor", async (_name, cursor) => {
       invalidCursor(await list(mixed, `cursor=${encodeURIComponent(cursor)}`));
+    });
+
+    it("refuses an empty cursor as an empty value", async () => {
+      const res = await list(mixed, "cursor=");
+      expectProblem(res, 422, "validation_failed");
+      expect(res.body.errors).toEqual([{ path: "cursor", code: "empty_value", message: expect.any(String) }]);
     });
   });
 

@@ -36,19 +36,23 @@ describe("a database whose migrations are not applied", () => {
     expectProblem(res, 503, "unavailable");
   });
 
-  it("a database one migration behind the code (the window of a deploy that ran the code first): 503, and 200 once migrated", async () => {
+  it("a database behind the code (the window of a deploy that ran the code first): 503, and 200 once migrated", async () => {
     // Every migration but the newest; the key is verified (and cached) on the migrated database,
     // so the request reaches the operation, whose batch needs the newest migration's table.
-    await applyD1Migrations(env.BEHIND_DB, env.TEST_MIGRATIONS.slice(0, -1));
+    // Up to 0005: the events table of 0006 is what every write's batch needs.
+    const events = env.TEST_MIGRATIONS.findIndex((m) => m.name.startsWith("0006"));
+    await applyD1Migrations(env.BEHIND_DB, env.TEST_MIGRATIONS.slice(0, events));
     const tenant = await newTenant();
     expect((await call(tenant, "/api/v1/contacts")).status).toBe(200);
-    // The org exists there too (0006 left the orgs table as it was).
-    const org = await env.DB.prepare("SELECT * FROM orgs WHERE id = ?").bind(tenant.orgId).first();
-    const columns = Object.keys(org!);
+    // The org exists there too (with the columns orgs had before 0007).
+    const { cursor_secret: _, ...org } = (await env.DB.prepare("SELECT * FROM orgs WHERE id = ?")
+      .bind(tenant.orgId)
+      .first()) as Record<string, unknown>;
+    const columns = Object.keys(org);
     await env.BEHIND_DB.prepare(
       `INSERT INTO orgs (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
     )
-      .bind(...Object.values(org!))
+      .bind(...Object.values(org))
       .run();
     const behind = { DB: env.BEHIND_DB };
     const res = await call(tenant, "/api/v1/leads", { body: {}, bindings: behind });
