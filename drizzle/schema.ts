@@ -340,3 +340,6 @@ export const webhookReplays = sqliteTable("webhook_replays", {
   endpointId: text("endpoint_id").notNull(),
   requestedAt: integer("requested_at").notNull(),
 });
+
+/** The tables a write of the API changes: each change records an event and its key's answer (src/db/write.ts). */
+export type WritableTable = typeof leads | typeof contacts | typeof incidents;

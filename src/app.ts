@@ -1,31 +1,32 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./env";
+import { methodNotAllowed } from "./http/method-not-allowed";
+import { mountOperations } from "./http/operation";
 import { ApiError, problemResponse, renderError } from "./http/problem";
+import { mcpRoutes } from "./mcp/routes";
 import { auth } from "./middleware/auth";
 import { database } from "./middleware/database";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
+import { docsRoutes } from "./openapi/routes";
 import { OPERATIONS } from "./routes";
-import { docs } from "./routes/docs";
-import { health } from "./routes/health";
-import { mcpRoutes } from "./routes/mcp";
-import { mountOperations } from "./routes/operation";
 
 const app = new Hono<AppEnv>();
 
 app.use(requestId, requestLog, database);
-app.route("/health", health);
 // Public, so registered before the auth middleware below.
-app.route("/", docs);
+app.get("/health", (c) => c.json({ status: "ok" })).all("/health", methodNotAllowed("GET"));
+app.route("/", docsRoutes(OPERATIONS));
 
-// Authentication runs before routing under /api/v1 (contract section 3), so an
-// unauthenticated caller learns nothing, not even which paths exist.
+// Authentication runs before routing under /api/v1 (docs/api.md,
+// "Authentication"), so an unauthenticated caller learns nothing, not even
+// which paths exist.
 app.use("/api/v1/*", auth);
 app.use("/mcp", auth);
 mountOperations(app, OPERATIONS);
 app.route(
   "/mcp",
-  mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
+  mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx), OPERATIONS),
 );
 
 app.notFound((c) => problemResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`)));

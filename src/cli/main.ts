@@ -2,9 +2,9 @@
 // With --json, stdout carries exactly one JSON object; messages go to stderr.
 import { parseArgs } from "node:util";
 import { createDb } from "../db/client";
-import { connect, type Target } from "../db/connect";
 import { keyProblem } from "../webhooks/key";
 import { COMMANDS } from "./commands";
+import { connect, type Target } from "./connect";
 import { CliError } from "./errors";
 
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]

@@ -1,11 +1,11 @@
 import { and, eq, exists, isNull, lt, or } from "drizzle-orm";
 import { apiKeys, orgs } from "../../drizzle/schema";
-import type { Org } from "../env";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
 import { toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { scheduleOf } from "../scheduling/schedule";
 import { type Db, inColumnOrder, insertWhere } from "./client";
+import type { Org } from "./orgs";
 
 /**
  * The active (not revoked) key with this hash, if any, with what every request

@@ -1,14 +1,15 @@
-// Finding a caller by phone (contract 8.2): one batch of three indexed reads,
-// so one round trip. Each phone column has an index that leads with the org,
-// and every OR branch names the org itself, so SQLite reads each branch from
-// its own index (MULTI-INDEX OR) and sorts only the caller's few rows.
+// Finding a caller by phone (docs/api.md, "Find a caller"): one batch of three
+// indexed reads, so one round trip. Each phone column has an index that leads
+// with the org, and every OR branch names the org itself, so SQLite reads each
+// branch from its own index (MULTI-INDEX OR) and sorts only the caller's few
+// rows.
 import { and, asc, desc, eq, gt, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { accounts, contacts, incidents } from "../../drizzle/schema";
-import type { Org } from "../env";
 import { accountView } from "./accounts";
 import type { Db } from "./client";
 import { contactView } from "./contacts";
 import { incidentView } from "./incidents";
+import type { Org } from "./orgs";
 import { hasPhone } from "./phones";
 
 /** At most this many of each list. */

@@ -7,6 +7,12 @@ export type D1Client = Pick<D1Database, "prepare" | "batch">;
 
 export type Db = DrizzleD1Database;
 
+/** Where a keyset page starts after: the last row's sort time (a contact's createdAt, an incident's start) and id. */
+export interface CursorPosition {
+  at: number;
+  id: string;
+}
+
 export const createDb = (d1: D1Client): Db => drizzle(d1 as D1Database);
 
 /** `values` with every column of `table`, in column order (absent ones null), so a stored row reads exactly like a listed one. */

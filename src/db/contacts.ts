@@ -1,14 +1,13 @@
 import { and, eq, gte, type SQL, sql } from "drizzle-orm";
 import { accounts, contacts } from "../../drizzle/schema";
-import type { CursorPosition } from "../http/cursor";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { ContactFilters, NewContact } from "../schemas/contacts";
-import { type Db, inColumnOrder, insertWhere } from "./client";
-import { recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
+import { type CursorPosition, type Db, inColumnOrder, insertWhere } from "./client";
+import type { HeldKey, Written } from "./idempotency";
 import { hasPhone } from "./phones";
+import { commitWrite } from "./write";
 
 type ContactRow = typeof contacts.$inferSelect;
 
@@ -46,15 +45,16 @@ export async function createContact(
     contact.accountId === null
       ? sql`1`
       : sql`EXISTS (SELECT 1 FROM ${accounts} WHERE ${and(eq(accounts.orgId, orgId), eq(accounts.id, contact.accountId))})`;
-  const event = recordEvent(db, { orgId, type: "contact.created", now, table: contacts, rowId: row.id, data: body });
-  const [inserted, , endpoints, recorded] = await writeBatch(db, held, [
-    insertWhere(db, contacts, row, accountExists),
-    event.insert,
-    event.endpoints,
-    ...(held ? [recordWithWrite(db, { held, table: contacts, id: row.id, body })] : []),
-  ]);
-  if (inserted.meta.changes !== 1) return null;
-  return { body, recorded: recorded?.length === 1, event: event.recorded(endpoints) };
+  const { applied, written } = await commitWrite(db, {
+    orgId,
+    now,
+    held,
+    row: { table: contacts, id: row.id },
+    statements: { inserted: insertWhere(db, contacts, row, accountExists) },
+    event: { type: "contact.created", data: body },
+    body,
+  });
+  return applied ? written : null;
 }
 
 export interface ContactPageQuery {

@@ -1,6 +1,6 @@
-// The demo organisation of contract section 6, seeded idempotently by
-// `npm run dev`. Its credentials are public, so it exists only in local state
-// (the CLI refuses to seed it with --remote).
+// The demo organisation (docs/operations.md, "Running locally"), seeded
+// idempotently by `npm run dev`. Its credentials are public, so it exists only
+// in local state (the CLI refuses to seed it with --remote).
 import { count, eq } from "drizzle-orm";
 import { accounts, apiKeys, orgs } from "../../drizzle/schema";
 import { hashApiKey } from "../lib/api-keys";

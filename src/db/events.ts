@@ -1,10 +1,9 @@
-// The outbox of contract 9.1. A change's batch also runs recordEvent's two
+// The outbox (docs/webhooks.md, "Events"). A change's batch also runs recordEvent's two
 // statements: the event row, inserted only if the change is in place (so the
 // change and its event commit together or not at all), and the endpoints
 // subscribed to it, which the write path then sends to the delivery queue.
 import { and, eq, gt, isNull, lt, type SQL, sql } from "drizzle-orm";
-import type { contacts } from "../../drizzle/schema";
-import { type EventType, events, type incidents, type leads, webhookEndpoints } from "../../drizzle/schema";
+import { type EventType, events, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, insertWhere } from "./client";
@@ -25,7 +24,7 @@ export interface EventRecord {
   type: EventType;
   now: number;
   /** The row the change wrote, and its state once changed: the event is recorded only if it is so. */
-  table: typeof leads | typeof contacts | typeof incidents;
+  table: WritableTable;
   rowId: string;
   state?: SQL;
   /** The resource after the change, as JSON text or as SQL that computes it in the batch. */

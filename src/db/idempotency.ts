@@ -1,7 +1,6 @@
 import { and, eq, exists, isNull, lt, lte, or, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { type contacts, idempotencyKeys, type incidents, type leads } from "../../drizzle/schema";
-import { ApiError } from "../http/problem";
+import { idempotencyKeys, type WritableTable } from "../../drizzle/schema";
 import type { Db } from "./client";
 import type { RecordedEvent } from "./events";
 
@@ -31,13 +30,11 @@ export interface HeldKey {
  * A write's batch found the key held by a record (an earlier or a concurrent
  * request's): the batch was rolled back, nothing of it applied. The
  * Idempotency-Key middleware answers from that record; should it not, the
- * client is told to retry.
+ * error renderer tells the client to retry (409 idempotency_in_progress).
  */
-export class KeyTaken extends ApiError {
+export class KeyTaken extends Error {
   constructor() {
-    super("idempotency_in_progress", "A request with this Idempotency-Key is still running; retry shortly", {
-      headers: { "Retry-After": "1" },
-    });
+    super("the Idempotency-Key is held by another request's record");
   }
 }
 
@@ -45,7 +42,7 @@ export class KeyTaken extends ApiError {
 export interface Written {
   body: string;
   recorded: boolean;
-  /** The event the write's batch recorded (contract 9.1), for the write path to send to the delivery queue. */
+  /** The event the write's batch recorded (docs/webhooks.md, "Events"), for the write path to send to the delivery queue. */
   event?: RecordedEvent;
 }
 
@@ -126,7 +123,7 @@ const heldBy = (held: HeldKey) =>
 export interface WriteRecord {
   held: HeldKey;
   /** The table the write inserted or changed row `id` in. */
-  table: typeof leads | typeof contacts | typeof incidents;
+  table: WritableTable;
   id: string;
   /** For a change: the row's state once changed (else the row's existence is the test). */
   state?: SQL;

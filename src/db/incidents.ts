@@ -1,13 +1,12 @@
 import { and, count, eq, gt, gte, lt, ne, type SQL, sql } from "drizzle-orm";
 import { accounts, type IncidentStatus, incidents } from "../../drizzle/schema";
-import type { Org } from "../env";
-import type { CursorPosition } from "../http/cursor";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Booking, type SlotTimes, slotView } from "../scheduling/slots";
-import { type Db, inColumnOrder, insertWhere } from "./client";
-import { recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
+import { type CursorPosition, type Db, inColumnOrder, insertWhere } from "./client";
+import type { HeldKey, Written } from "./idempotency";
+import type { Org } from "./orgs";
+import { commitWrite } from "./write";
 
 export type IncidentRow = typeof incidents.$inferSelect;
 
@@ -53,7 +52,7 @@ export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[])
   return [...byTimes.values()].sort((a, b) => a.startsAt - b.startsAt);
 }
 
-/** The incident as the API shows it (contract 8.3): its appointment in the org's zone. */
+/** The incident as the API shows it (docs/api.md, "Incidents"): its appointment in the org's zone. */
 export function incidentView(row: IncidentRow, timeZone: string) {
   const { remaining: _, ...appointment } = slotView({ start: row.startsAt, end: row.endsAt, remaining: 0 }, timeZone);
   return {
@@ -123,31 +122,17 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
     '$.accountId', (SELECT ${incidents.accountId} FROM ${incidents} WHERE ${eq(incidents.id, id)}))`;
   const body = sql`json_set(${view},
     '$.appointment.remaining', (SELECT CAST(max(0, ${org.schedule.capacity} - count(*)) AS INTEGER) FROM ${incidents} WHERE ${holding(org, slot)}))`;
-  const select = db
-    .select({ body: sql<string>`${body}` })
-    .from(incidents)
-    .where(and(eq(incidents.orgId, org.id), eq(incidents.id, id)));
   // The event's data is the incident resource, which has no `remaining`.
-  const event = recordEvent(db, {
+  const { applied, written } = await commitWrite(db, {
     orgId: org.id,
-    type: "incident.created",
     now,
-    table: incidents,
-    rowId: id,
-    data: view,
+    held,
+    row: { table: incidents, id },
+    statements: { inserted: insert },
+    event: { type: "incident.created", data: view },
+    body,
   });
-  const [inserted, , endpoints, answer] = await writeBatch(db, held, [
-    insert,
-    event.insert,
-    event.endpoints,
-    held ? recordWithWrite(db, { held, table: incidents, id, body }) : select,
-  ]);
-  if (inserted.meta.changes !== 1) return null;
-  const recorded = event.recorded(endpoints);
-  if (answer[0]?.body) return { body: answer[0].body, recorded: held !== undefined, event: recorded };
-  // Booked, but not recorded: the claim was an earlier batch's and had lapsed (taken over after 60 s).
-  const [booked] = await select;
-  return { body: booked!.body, recorded: false, event: recorded };
+  return applied ? written : null;
 }
 
 export async function getIncident(db: Db, orgId: string, id: string): Promise<IncidentRow | undefined> {
@@ -207,25 +192,20 @@ export async function changeIncident(
   const state = and(eq(incidents.status, status), eq(incidents.startsAt, startsAt), eq(incidents.updatedAt, updatedAt));
   const rescheduled = status === "scheduled";
   const previous = rescheduled ? incidentView(seen, org.schedule.timeZone) : undefined;
-  const event = recordEvent(db, {
+  const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
-    type: rescheduled ? "incident.rescheduled" : "incident.cancelled",
     now: updatedAt,
-    table: incidents,
-    rowId: seen.id,
-    state,
-    data: body,
-    ...(previous && { previous: { dateTime: previous.dateTime, appointment: previous.appointment } }),
+    held,
+    row: { table: incidents, id: seen.id, state },
+    statements: { updated: update, current },
+    event: {
+      type: rescheduled ? "incident.rescheduled" : "incident.cancelled",
+      data: body,
+      ...(previous && { previous: { dateTime: previous.dateTime, appointment: previous.appointment } }),
+    },
+    body,
   });
-  const [updated, [now], , endpoints, recorded] = await writeBatch(db, held, [
-    update,
-    current,
-    event.insert,
-    event.endpoints,
-    ...(held ? [recordWithWrite(db, { held, table: incidents, id: seen.id, body, state })] : []),
-  ]);
-  if (updated.meta.changes !== 1) return { current: now };
-  return { written: { body, recorded: recorded?.length === 1, event: event.recorded(endpoints) } };
+  return applied ? { written } : { current: results.current[0] };
 }
 
 /** Another incident's booking of `slot` leaves room for this one: the room a reschedule needs. */

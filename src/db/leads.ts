@@ -4,8 +4,8 @@ import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder } from "./client";
-import { recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
+import type { HeldKey, Written } from "./idempotency";
+import { commitWrite } from "./write";
 
 type LeadRow = typeof leads.$inferSelect;
 
@@ -29,14 +29,16 @@ export async function createLead(db: Db, { orgId, country, lead, now, held }: Le
     createdAt: now,
   });
   const body = JSON.stringify(leadView(row));
-  const event = recordEvent(db, { orgId, type: "lead.created", now, table: leads, rowId: row.id, data: body });
-  const [, , endpoints, recorded] = await writeBatch(db, held, [
-    db.insert(leads).values(row),
-    event.insert,
-    event.endpoints,
-    ...(held ? [recordWithWrite(db, { held, table: leads, id: row.id, body })] : []),
-  ]);
-  return { body, recorded: recorded?.length === 1, event: event.recorded(endpoints) };
+  const { written } = await commitWrite(db, {
+    orgId,
+    now,
+    held,
+    row: { table: leads, id: row.id },
+    statements: { inserted: db.insert(leads).values(row) },
+    event: { type: "lead.created", data: body },
+    body,
+  });
+  return written;
 }
 
 export function leadView({ orgId: _org, mobileE164: _m, businessE164: _b, ...lead }: LeadRow) {

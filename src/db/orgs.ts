@@ -1,5 +1,6 @@
-// Organisations and their schedules (contract 6). Functions return a value, or
-// null when the org does not exist; the admin CLI turns null into its error.
+// Organisations and their schedules (docs/operations.md, "The admin CLI").
+// Functions return a value, or null when the org does not exist; the admin CLI
+// turns null into its error.
 import { eq, sql } from "drizzle-orm";
 import { apiKeys, orgs } from "../../drizzle/schema";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
@@ -7,6 +8,18 @@ import { randomHex } from "../lib/hash";
 import { newId } from "../lib/ids";
 import { resolveDocument, type Schedule, type ScheduleDocument, scheduleOf } from "../scheduling/schedule";
 import type { Db } from "./client";
+
+/** An org as every request of it sees it (read with its key by the auth middleware). */
+export interface Org {
+  id: string;
+  /** Where a phone number written without "+" is read (ISO 3166-1 alpha-2). */
+  country: string;
+  schedule: Schedule;
+  /** No booking of this org lasts longer: the longest slotMinutes it has had. */
+  maxBookingMs: number;
+  /** The HMAC key of its list cursors (hex); never sent to a client. */
+  cursorSecret: string;
+}
 
 export interface NewOrg {
   name: string;

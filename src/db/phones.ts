@@ -1,4 +1,4 @@
-// Phone lookups and the backfill of the E.164 columns (contract 8.1).
+// Phone lookups and the backfill of the E.164 columns (docs/api.md, "Phone numbers").
 import { and, eq, gt, isNotNull, or } from "drizzle-orm";
 import { accounts, contacts, leads, orgs } from "../../drizzle/schema";
 import { phoneColumnsOf } from "../lib/phones";

@@ -1,5 +1,5 @@
 // Webhook endpoints, their encrypted secrets, delivery attempts and replay
-// requests (contract 9.2, 9.3). Secrets come in and out of here as
+// requests (docs/webhooks.md, "Webhooks", "Retries"). Secrets come in and out of here as
 // ciphertext only; src/webhooks/key.ts encrypts and decrypts.
 import { and, count, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import {

@@ -6,6 +6,8 @@ import type { AppEnv } from "../env";
 import { ApiError } from "./problem";
 
 export const MAX_BODY_BYTES = 64 * 1024;
+// How much of an oversized streamed body is read and dropped before its 413 (see discardRest).
+const DISCARD_BYTES = 4 * 1024 * 1024;
 // The same rule Hono's json validator uses to decide a body is JSON.
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
@@ -46,7 +48,7 @@ export async function readCapped(request: Request, limit: number): Promise<Uint8
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel();
+      await discardRest(reader, DISCARD_BYTES);
       throw tooLarge();
     }
     chunks.push(value);
@@ -58,4 +60,24 @@ export async function readCapped(request: Request, limit: number): Promise<Uint8
     offset += chunk.byteLength;
   }
   return bytes;
+}
+
+/**
+ * Reads and drops the rest of a body, at most `budget` more bytes, then cancels what is left.
+ * Under `wrangler dev`, a request body left half-read (cancelled or not) breaks the kept-alive
+ * connection: the client's next request on it gets the dev proxy's plain-text 503, or no answer
+ * for a GET (docs/operations.md, "Running locally"; test/e2e/keep-alive.e2e.test.ts). A body
+ * refused on its Content-Length alone is never started, and does not trip it.
+ */
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, budget: number): Promise<void> {
+  try {
+    for (let left = budget; left > 0; ) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      left -= value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // The client went away mid-body: the 413 stands.
+  }
 }

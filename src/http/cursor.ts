@@ -3,13 +3,8 @@
 // cursor was issued for. A cursor whose position was edited, that was issued
 // for other filters, or for another org does not verify: 422 invalid_cursor
 // (docs/api.md, "Lists and cursors"), never a page of something else.
+import type { CursorPosition } from "../db/client";
 import { ApiError } from "./problem";
-
-export interface CursorPosition {
-  /** The time the list is sorted by (a contact's createdAt, an incident's start). */
-  at: number;
-  id: string;
-}
 
 /** Whose cursor it is: the org's key, and the normalised filters of the list it pages through. */
 export interface CursorScope {

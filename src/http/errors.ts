@@ -1,4 +1,4 @@
-// The catalogue of problems (contract section 3): status, code, title and the
+// The catalogue of problems (docs/api.md, "Errors"): status, code, title and the
 // text the OpenAPI document gives each. The renderer (problem.ts) and the
 // document (openapi/document.ts) both read it, so the two cannot disagree.
 import type { ContentfulStatusCode } from "hono/utils/http-status";

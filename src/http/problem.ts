@@ -3,6 +3,7 @@
 // that reveals nothing but the request id.
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { KeyTaken } from "../db/idempotency";
 import type { AppEnv } from "../env";
 import { PROBLEMS, type ProblemCode } from "./errors";
 
@@ -48,9 +49,22 @@ export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
   });
 }
 
+/** 409: a request with the key is still running (or its record is gone): the client retries. */
+export const keyInProgress = () =>
+  new ApiError("idempotency_in_progress", "A request with this Idempotency-Key is still running; retry shortly", {
+    headers: { "Retry-After": "1" },
+  });
+
+/** 409 slot_unavailable with `reason` and `alternatives` (docs/api.md, "Book"): nothing was stored. */
+export const slotUnavailable = (reason: string, alternatives: object[]) =>
+  new ApiError("slot_unavailable", "The slot at dateTime cannot be booked; see reason and alternatives", {
+    members: { reason, alternatives },
+  });
+
 /** The app's onError: known errors keep their shape, the rest become a bare 500. */
 export function renderError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return problemResponse(c, err);
+  if (err instanceof KeyTaken) return problemResponse(c, keyInProgress());
   if (isD1Unavailable(err)) {
     return problemResponse(
       c,

@@ -1,5 +1,5 @@
 // The one validator wrapper: zod schemas checked by @hono/zod-validator, and
-// every failing field reported in contract-shaped `errors[]` entries.
+// every failing field reported in `errors[]` entries (docs/api.md, "Errors").
 import { zValidator } from "@hono/zod-validator";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type * as z from "zod";
@@ -50,7 +50,7 @@ function emptyValues(c: Context, reported: FieldError[]): FieldError[] {
 
 const INVALID_PHONE: FieldError = { path: "phone", code: "invalid_phone", message: "is not a valid phone number" };
 
-/** Contract-shaped field errors; `input` (the unparsed value) tells a missing field from a mistyped one. */
+/** The `errors[]` entries of a 422; `input` (the unparsed value) tells a missing field from a mistyped one. */
 export function toFieldErrors(issues: readonly Issue[], input: unknown, known: readonly string[] = []): FieldError[] {
   return issues.flatMap((issue): FieldError[] => {
     const path = issue.path.map(String).join(".");
@@ -78,7 +78,7 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 function describe(issue: Issue, value: unknown): { code: string; message: string } {
   switch (issue.code) {
     case "invalid_type":
-      // Explicit null means absent (contract section 3).
+      // Explicit null means absent (docs/api.md, "Conventions").
       if (value === undefined || value === null) return { code: "required", message: "is required" };
       // Only a repeated query parameter arrives as an array where a string is expected.
       if (Array.isArray(value) && issue.expected === "string" && value.every((v) => typeof v === "string")) {
@@ -122,7 +122,7 @@ function fieldNames(schema: z.ZodType): string[] {
 }
 
 /**
- * A phone to match or store (contract 8.1) as E.164, read in the org's
+ * A phone to match or store (docs/api.md, "Phone numbers") as E.164, read in the org's
  * country when written without "+"; 422 `invalid_phone` when it is no valid
  * number (which `validate` has already refused).
  */

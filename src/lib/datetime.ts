@@ -28,7 +28,8 @@ function utcMillis(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 
 export const MIN_INSTANT = -62135596800000;
 export const MAX_INSTANT = 253402300799999;
 
-const inRange = (millis: number | null) => (millis !== null && millis >= MIN_INSTANT && millis <= MAX_INSTANT ? millis : null);
+const inRange = (millis: number | null) =>
+  millis !== null && millis >= MIN_INSTANT && millis <= MAX_INSTANT ? millis : null;
 
 /** Epoch milliseconds of an RFC 3339 date-time with a zone (within the years 0001–9999 in UTC), or null. */
 export function parseDateTime(text: string): number | null {

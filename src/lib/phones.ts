@@ -1,8 +1,9 @@
-// Phone numbers (contract 8.1): normalised to E.164 by libphonenumber-js, never
-// by hand-written rules. A number written without "+" is read in the
-// organisation's country. The "min" metadata set keeps the worker small
-// (about 29 KB gzip against 50 KB for "max"); it validates a number by its
-// country's lengths and leading digits, which is what finding a caller needs.
+// Phone numbers (docs/api.md, "Phone numbers"): normalised to E.164 by
+// libphonenumber-js, never by hand-written rules. A number written without "+"
+// is read in the organisation's country. The "min" metadata set keeps the
+// worker small (about 29 KB gzip against 50 KB for "max"); it validates a
+// number by its country's lengths and leading digits, which is what finding a
+// caller needs.
 import { isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-js/min";
 
 /** An ISO 3166-1 alpha-2 code the phone library supports (upper case). */

@@ -12,10 +12,8 @@ import type { Context } from "hono";
 import * as z from "zod";
 import type { AppEnv, Bindings } from "../env";
 import { readCapped } from "../http/body";
-import { once } from "../lib/once";
+import { type Operation, toolAnnotations } from "../http/operation";
 import { BOOKMARK_HEADER } from "../middleware/database";
-import { OPERATIONS } from "../routes";
-import { type Operation, toolAnnotations } from "../routes/operation";
 
 export type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Response | Promise<Response>;
 
@@ -48,17 +46,23 @@ function toolInput(op: Operation): z.ZodType {
   return z.strictObject({ ...(params as z.ZodObject).shape, ...(rest as z.ZodObject).shape });
 }
 
-/** The tool list, built on the first tools/list of the isolate. */
-const tools = once(() =>
-  OPERATIONS.map((op) => ({
+function toolOf(op: Operation) {
+  return {
     name: op.tool,
     title: op.summary,
     description: op.description,
     annotations: toolAnnotations(op),
     inputSchema: jsonSchema(toolInput(op), "input"),
     outputSchema: jsonSchema(op.response(), "output"),
-  })),
-);
+  };
+}
+
+let toolList: ReturnType<typeof toolOf>[] | undefined;
+/** The tool list, built on the first tools/list of the isolate (its operations are the app's, fixed). */
+const tools = (operations: readonly Operation[]) => {
+  toolList ??= operations.map(toolOf);
+  return toolList;
+};
 
 // The SDK transport's own limit, which reading the body here must keep; each
 // tool call's body is then held to the API's 64 KiB by its route.
@@ -168,8 +172,8 @@ function operationRequest(
 const pathSegment = (text: string) =>
   /^\.{0,2}$/.test(text) ? `${encodeURIComponent(text)}%00` : encodeURIComponent(text);
 
-/** Answers one POST /mcp (JSON-RPC, stateless: contract 7). */
-export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp): Promise<Response> {
+/** Answers one POST /mcp (JSON-RPC, stateless: docs/api.md, "MCP"). */
+export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operations: readonly Operation[]) {
   // Tool calls run in sessions of their own, chained by bookmark, so the
   // client's bookmark reaches them and theirs comes back on this response
   // (without a tool call, the database middleware answers as for any request).
@@ -179,7 +183,7 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp): Promise<
     { name: "field-service-api", version: "1.0.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools() }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools(operations) }));
   let body: unknown;
   let request = c.req.raw;
   const text = new TextDecoder().decode(await readCapped(c.req.raw, MCP_MAX_BODY_BYTES));
@@ -193,7 +197,7 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp): Promise<
   server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
     const invalid = sent.invalid.get(extra.requestId);
     if (invalid) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${invalid}`);
-    const op = OPERATIONS.find((o) => o.tool === params.name);
+    const op = operations.find((o) => o.tool === params.name);
     if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     const args = sent.args.get(extra.requestId) ?? params.arguments ?? {};
     const response = await fetchApp(

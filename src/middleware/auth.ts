@@ -1,6 +1,7 @@
-// Contract section 2: both headers, a key that hashes to an active key of the
-// org named by X-ORG-ID. Every failure is the same 401, so a caller cannot
-// tell a wrong key from a wrong org or a revoked key.
+// Authentication (docs/api.md, "Authentication"): both headers, a key that
+// hashes to an active key of the org named by X-ORG-ID. Every failure is the
+// same 401, so a caller cannot tell a wrong key from a wrong org or a revoked
+// key.
 import { createMiddleware } from "hono/factory";
 import { findActiveKey, orgOfKey, touchKey } from "../db/api-keys";
 import type { Db } from "../db/client";
@@ -16,7 +17,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /**
  * How long an isolate trusts a key it has verified without asking D1 again:
  * the longest a revoked key (or a changed schedule) can go on being honoured
- * by an isolate that saw it just before. Contract 2: "at most a few seconds".
+ * by an isolate that saw it just before (docs/api.md, "Authentication": within
+ * 3 seconds).
  */
 export const AUTH_CACHE_TTL_MS = 3_000;
 /** Bounds the isolate's memory whatever the number of keys in use. */

@@ -1,4 +1,4 @@
-// Idempotency-Key (contract 7, after Stripe and the IETF draft). Runs after
+// Idempotency-Key (docs/api.md, "Retries"; after Stripe and the IETF draft). Runs after
 // body validation, so invalid requests are never recorded. The key is not
 // claimed before the operation: a write claims it in its own batch, beside
 // the write and the record of its answer (writeBatch, recordWithWrite), so a
@@ -12,11 +12,10 @@
 
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type HeldKey, KeyTaken, keyRecord, recordOutcome, releaseKey, type Written } from "../db/idempotency";
+import { type HeldKey, KeyTaken, keyRecord, recordOutcome, releaseKey } from "../db/idempotency";
 import type { AppEnv } from "../env";
-import { ApiError, problemResponse, validationFailed } from "../http/problem";
+import { ApiError, keyInProgress, problemResponse, validationFailed } from "../http/problem";
 import { sha256Hex } from "../lib/hash";
-import { enqueueEvent } from "../webhooks/queue";
 
 const KEY = /^[\x20-\x7e]{1,255}$/;
 
@@ -84,26 +83,9 @@ function answerFrom(c: Context<AppEnv>, held: HeldKey, record: KeyRecord): Respo
     );
   }
   // Gone since (released or purged) or without an outcome yet: the client retries.
-  if (!record || record.status === null) return problemResponse(c, new KeyTaken());
+  if (!record || record.status === null) return problemResponse(c, keyInProgress());
   return c.body(record.body ?? "", record.status as 200, {
     "Content-Type": record.contentType ?? "application/json",
     "Idempotent-Replayed": "true",
   });
-}
-
-/**
- * The 200 JSON answer of a write; `recorded` tells the middleware above that
- * the write's batch stored it. The event the batch recorded goes to the
- * delivery queue once the answer is on its way (a failed send is the sweep's).
- */
-export function writtenResponse(c: Context<AppEnv>, { body, recorded, event }: Written): Response {
-  if (recorded) c.set("recorded", true);
-  if (event && event.endpoints.length > 0) {
-    c.executionCtx.waitUntil(
-      enqueueEvent(c.env, c.var.db, event, Date.now()).catch((error) =>
-        console.error(JSON.stringify({ webhook: "enqueue failed", eventId: event.id, error: String(error) })),
-      ),
-    );
-  }
-  return c.body(body, 200, { "Content-Type": "application/json" });
 }

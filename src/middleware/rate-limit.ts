@@ -1,6 +1,7 @@
-// Per-org rate limit (contract 7) with the Workers Rate Limiting binding.
-// It sits first in each route's own chain, so it counts only requests that
-// authenticated and reached a real operation (404 and 405 come first).
+// Per-org rate limit (docs/api.md, "Rate limits") with the Workers Rate
+// Limiting binding. It sits first in each route's own chain, so it counts only
+// requests that authenticated and reached a real operation (404 and 405 come
+// first).
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/problem";

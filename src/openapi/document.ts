@@ -3,8 +3,7 @@
 import * as z from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from "zod-openapi";
 import { EVERY_OPERATION, PROBLEMS, type ProblemCode, type ProblemEntry, WITH_BODY } from "../http/errors";
-import { OPERATIONS } from "../routes";
-import type { Operation } from "../routes/operation";
+import type { Operation } from "../http/operation";
 import { health, incidentNotChangeable, problem, slotUnavailable } from "../schemas/responses";
 
 const problemContent = (schema: z.ZodType = problem()) => ({ "application/problem+json": { schema } });
@@ -113,16 +112,16 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
   };
 }
 
-function operationPaths() {
+function operationPaths(operations: readonly Operation[]) {
   const paths: Record<string, Record<string, ZodOpenApiOperationObject>> = {};
-  for (const op of OPERATIONS) paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op) };
+  for (const op of operations) paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op) };
   return paths;
 }
 
 let cached: ReturnType<typeof createDocument> | undefined;
 
 /** Built on first use and kept for the isolate's life: it depends on nothing but the code. */
-export function openApiDocument() {
+export function openApiDocument(operations: readonly Operation[]) {
   cached ??= createDocument({
     openapi: "3.1.0",
     info: {
@@ -140,7 +139,7 @@ export function openApiDocument() {
       },
     },
     paths: {
-      ...operationPaths(),
+      ...operationPaths(operations),
       "/health": {
         get: {
           operationId: "health",

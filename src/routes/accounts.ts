@@ -1,9 +1,9 @@
 import { getAccount } from "../db/accounts";
+import { defineOperation } from "../http/operation";
 import { ApiError } from "../http/problem";
 import { once } from "../lib/once";
 import { idParam } from "../schemas/common";
 import { account } from "../schemas/responses";
-import { defineOperation } from "./operation";
 
 const accountIdParam = once(() => idParam("The account's id", "acct_demo0000000000000000000001"));
 

@@ -1,11 +1,11 @@
 import { contactView, createContact, listContacts } from "../db/contacts";
 import { decodeCursor, encodeCursor } from "../http/cursor";
+import { defineOperation } from "../http/operation";
 import { validationFailed } from "../http/problem";
 import { e164OrFail } from "../http/validate";
-import { writtenResponse } from "../middleware/idempotency";
+import { writtenResponse } from "../http/written";
 import { createContactBody, listContactsQuery } from "../schemas/contacts";
 import { contact, contactPage } from "../schemas/responses";
-import { defineOperation } from "./operation";
 
 const CONTACT_EXAMPLE = {
   id: "ct_01m81qn5z3krebz4psy4c264e8",

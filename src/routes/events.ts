@@ -1,11 +1,11 @@
-// The events list (contract 9.1): commit order, and a cursor that is never
+// The events list (docs/api.md, "Events"): commit order, and a cursor that is never
 // null, so a poller keeps the last one and calls again with it later.
 import { listEvents } from "../db/events";
 import { decodeCursor, encodeCursor } from "../http/cursor";
+import { defineOperation } from "../http/operation";
 import { listEventsQuery } from "../schemas/events";
 import { eventPage } from "../schemas/responses";
 import { INCIDENT_EXAMPLE } from "./incidents";
-import { defineOperation } from "./operation";
 
 /** The position before the first event (seq 0); cursors carry an id, which the events list does not use. */
 const START = { at: 0, id: "evt_00000000000000000000000000" };

@@ -1,4 +1,4 @@
-// Incidents as a resource (contract 8.3–8.5): read, list, cancel, reschedule.
+// Incidents (docs/api.md, "After the booking"): read, list, cancel, reschedule.
 // A change is read, decided here, then written by one conditional statement
 // that applies only if the incident is still as read (changeIncident); if
 // another change came first, it is decided again on the incident as it now is.
@@ -7,14 +7,14 @@ import type { Context } from "hono";
 import { changeIncident, getIncident, type IncidentRow, incidentView, listIncidents, roomFor } from "../db/incidents";
 import type { AppEnv } from "../env";
 import { decodeCursor, encodeCursor } from "../http/cursor";
-import { ApiError } from "../http/problem";
+import { defineOperation } from "../http/operation";
+import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
-import { writtenResponse } from "../middleware/idempotency";
+import { writtenResponse } from "../http/written";
+import { alternativesAfter } from "../scheduling/scan";
 import { assessSlot } from "../scheduling/slots";
 import { cancelIncidentBody, incidentIdParam, listIncidentsQuery, rescheduleIncidentBody } from "../schemas/incidents";
 import { incident, incidentPage } from "../schemas/responses";
-import { slotUnavailable } from "./ai-agent/scan";
-import { defineOperation } from "./operation";
 
 export const INCIDENT_EXAMPLE = {
   id: "inc_01m81r170vt72z173z69cgy8ce",
@@ -205,9 +205,11 @@ export const incidentOperations = [
         if (seen.startsAt <= now) throw notChangeable("in_the_past");
         if (seen.startsAt === dateTime) return c.json(incidentView(seen, org.schedule.timeZone), 200);
         // The change did not apply and the incident is as it was: the slot was full.
-        if (tried && sameState(tried, seen)) throw await slotUnavailable(db, org, now, dateTime, "fully_booked");
+        if (tried && sameState(tried, seen))
+          throw slotUnavailable("fully_booked", await alternativesAfter(db, org, now, dateTime));
         const { slot, reason } = assessSlot(org.schedule, now, dateTime);
-        if (reason !== null || !slot) throw await slotUnavailable(db, org, now, dateTime, reason ?? "closed");
+        if (reason !== null || !slot)
+          throw slotUnavailable(reason ?? "closed", await alternativesAfter(db, org, now, dateTime));
         tried = seen;
         return {
           changed: { ...seen, startsAt: slot.start, endsAt: slot.end, updatedAt: now },

@@ -1,13 +1,14 @@
 // Every operation of the API, in the order the OpenAPI document and the MCP
 // tool list present them. A new operation is declared in its resource's file
 // and listed there; nothing else changes.
+
+import type { Operation } from "../http/operation";
 import { accountOperations } from "./accounts";
 import { aiAgentOperations } from "./ai-agent";
 import { contactOperations } from "./contacts";
 import { eventOperations } from "./events";
 import { incidentOperations } from "./incidents";
 import { leadOperations } from "./leads";
-import type { Operation } from "./operation";
 
 export const OPERATIONS: readonly Operation[] = [
   ...aiAgentOperations,

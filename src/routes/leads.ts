@@ -1,8 +1,8 @@
 import { createLead } from "../db/leads";
-import { writtenResponse } from "../middleware/idempotency";
+import { defineOperation } from "../http/operation";
+import { writtenResponse } from "../http/written";
 import { createLeadBody } from "../schemas/leads";
 import { lead } from "../schemas/responses";
-import { defineOperation } from "./operation";
 
 export const leadOperations = [
   defineOperation({

@@ -1,5 +1,5 @@
-// An org's schedule (contract 5.1): its types, its defaults and the zod schema
-// that validates a `schedule set` document.
+// An org's schedule (docs/api.md, "The schedule"): its types, its defaults and
+// the zod schema that validates a `schedule set` document.
 import * as z from "zod";
 import { once } from "../lib/once";
 
@@ -49,7 +49,7 @@ export const scheduleOf = (timeZone: string, stored: StoredSchedule | null): Sch
 export const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 export function isTimeZone(name: string): boolean {
-  // Intl also takes offsets such as "+05:00"; the contract asks for IANA names.
+  // Intl also takes offsets such as "+05:00"; a schedule takes IANA names only.
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: name });
@@ -120,7 +120,7 @@ export const scheduleDocument = once(() =>
       .optional(),
     slotMinutes: z.number().int().min(5).max(1440).optional(),
     capacity: z.number().int().min(1).max(1000).optional(),
-    // Not bounded by the contract; a year keeps instants well inside Date's range.
+    // At most a year: it keeps instants well inside Date's range.
     minNoticeMinutes: z.number().int().min(0).max(525_600).optional(),
     horizonDays: z.number().int().min(1).max(365).optional(),
     weeklyHours: z

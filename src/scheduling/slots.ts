@@ -24,7 +24,7 @@ export interface Booking {
 
 export type Reason = "in_the_past" | "beyond_horizon" | "closed" | "not_a_slot_start" | "too_soon" | "fully_booked";
 
-/** The bookable window of contract 5.1: [now + notice, now + horizon). */
+/** The bookable window (docs/api.md, "The schedule"): [now + notice, now + horizon). */
 export function bookableWindow(schedule: Schedule, now: number) {
   return { from: now + schedule.minNoticeMinutes * MINUTE, until: now + schedule.horizonDays * 1440 * MINUTE };
 }
@@ -82,7 +82,7 @@ export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null
 /**
  * The slot starting at `at` (null when `at` is no slot start of an open date),
  * and why it cannot be booked, bookings aside (the caller adds `fully_booked`),
- * in the contract's order of precedence; reason null if it can.
+ * in the order docs/api.md gives ("Check"); reason null if it can.
  */
 export function assessSlot(
   schedule: Schedule,
@@ -150,7 +150,7 @@ export function findBookable(query: SlotQuery): Slot[] {
   return found;
 }
 
-/** The slot object of contract 5.2. */
+/** The slot object (docs/api.md, "Slot objects"). */
 export function slotView(slot: Slot, timeZone: string) {
   return {
     start: new Date(slot.start).toISOString(),

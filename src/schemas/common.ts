@@ -4,7 +4,7 @@
 import * as z from "zod";
 import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
 
-// A lone surrogate or a NUL could not be read back as written (contract section 1).
+// A lone surrogate or a NUL could not be read back as written (docs/api.md, "Conventions").
 const isCleanText = (value: string) => value.isWellFormed() && !value.includes("\0");
 // Factories, not shared objects: zod mutates the options it is given.
 const cleanText = () => ({

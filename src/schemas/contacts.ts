@@ -14,7 +14,7 @@ import {
 
 const REACHABLE_BY = ["firstName", "lastName", "email", "mobilePhone", "businessPhone"] as const;
 
-/** The Contact of spec 2.2; a contact must carry a name or a way to reach it. */
+/** A contact (docs/api.md, "Contacts"); a contact must carry a name or a way to reach it. */
 export const createContactBody = once(() =>
   z
     .strictObject({

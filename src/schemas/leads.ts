@@ -10,7 +10,7 @@ import {
   phoneFields,
 } from "./common";
 
-/** The Lead of spec 2.1: nothing required, `{}` is a valid lead. */
+/** A lead (docs/api.md, "Leads"): nothing required, `{}` is a valid lead. */
 export const createLeadBody = once(() =>
   z.strictObject({
     firstName: optionalText(LIMITS.name),

@@ -131,7 +131,7 @@ const build = once(() => {
     cancelReason: text,
   };
 
-  /** An incident as a resource (contract 8.3). */
+  /** An incident as a resource (docs/api.md, "Incidents"). */
   const incident = z.object(incidentFields).meta({ id: "Incident" });
 
   /** create-incident's answer: the incident, its appointment with the places left. */
@@ -150,7 +150,7 @@ const build = once(() => {
     timestamp: iso.meta({ description: "When the change was made" }),
   };
 
-  /** An event (contract 9.1): the resource as it was right after the change. */
+  /** An event (docs/webhooks.md, "Events"): the resource as it was right after the change. */
   const event = z
     .discriminatedUnion("type", [
       z.object({ ...eventFields, type: z.literal("lead.created"), data: lead }),

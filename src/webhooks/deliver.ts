@@ -1,8 +1,8 @@
-// The queue consumer (contract 9.3): one attempt per message, all messages of
-// a batch at once, each acknowledged or retried on its own, so a slow
-// receiver (15 s at most) holds up no other endpoint's delivery. Every
-// attempt is logged as a row of `webhook deliveries` and as a JSON line —
-// never with the secret, the URL or more than 1 KiB of the response.
+// The queue consumer (docs/webhooks.md, "Retries"): one attempt per message,
+// all messages of a batch at once, each acknowledged or retried on its own, so
+// a slow receiver (15 s at most) holds up no other endpoint's delivery. Every
+// attempt is logged as a row of `webhook deliveries` and as a JSON line — never
+// with the secret, the URL or more than 1 KiB of the response.
 
 import type { DeliveryStatus } from "../../drizzle/schema";
 import { createDb, type Db } from "../db/client";

@@ -1,6 +1,6 @@
-// The retry schedule of contract 9.3: 8 attempts in all, the n-th retry after
-// RETRY_DELAYS_S[n - 1] seconds, or after the receiver's longer Retry-After
-// (at most 12 h, the longest delay a Cloudflare Queue accepts).
+// The retry schedule (docs/webhooks.md, "Retries"): 8 attempts in all, the n-th
+// retry after RETRY_DELAYS_S[n - 1] seconds, or after the receiver's longer
+// Retry-After (at most 12 h, the longest delay a Cloudflare Queue accepts).
 
 export const RETRY_DELAYS_S = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;

@@ -1,4 +1,4 @@
-// Endpoint URL rules (contract 9.2): https, or http to the loopback only.
+// Endpoint URL rules: https, or http to the loopback only.
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
 export const MAX_URL_LENGTH = 2048;
 

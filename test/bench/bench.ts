@@ -7,14 +7,14 @@
 // /health's, and three p50 ratios: a contacts page 90,000 rows deep and an
 // incidents page about 19,800 deep against their page 1, and availability of
 // the 20,000-booking org against the empty one.
-// Then the webhooks (contract 9): POST /leads twice more, back to back,
+// Then the webhooks (docs/webhooks.md): POST /leads twice more, back to back,
 // without and then with an endpoint subscribed to lead.created (the write
 // also sends to the delivery queue, and the consumer delivers beside the
 // load), and their ratio; and delivery to a local receiver (node:http on 127.0.0.1, every
 // signature verified with `standardwebhooks`): --deliveries N writes (default
 // 30 per second of --seconds, at most 300), then events/s and p50/p99 from
 // each event's timestamp (its commit) to its receipt. The write cases are also
-// printed against the figures docs/performance.md recorded (RECORDED below).
+// printed against the figures recorded before events existed (RECORDED below).
 // First the cold start and size: startup CPU (`wrangler check startup`, median
 // of --startup-runs, default 5) and the bundle as `wrangler deploy` would
 // upload it, raw and gzip, beside the same figures of the floor worker
@@ -70,11 +70,10 @@ const DELIVERIES = options.deliveries ? Number(options.deliveries) : Math.min(30
 const DELIVERY_WAIT_MS = 60_000;
 
 /**
- * Write throughput as docs/performance.md recorded it, as a share of /health's
- * in the same run (absolute req/s depend on the machine's load), before
- * events and webhooks existed: "Figures of 2026-11-22" (commit 8a11ca6,
- * /health 429 req/s) and "Figures of 2026-11-23" (added by commit 118d716,
- * /health 416 req/s).
+ * Write throughput as recorded before events and webhooks existed, as a share
+ * of /health's in the same run (absolute req/s depend on the machine's load):
+ * the runs of commit 8a11ca6 (/health 429 req/s) and of commit 118d716
+ * (/health 416 req/s); their write-up is in docs/performance.md's history in git.
  */
 const RECORDED: Record<string, { share: number; p50: number; health: number; source: string }> = {
   "POST /leads": { share: 0.39, p50: 57, health: 429, source: "2026-11-22, commit 8a11ca6" },
@@ -575,7 +574,7 @@ async function main() {
       `p50 ratio, available-appointments with 20,000 bookings / empty org: ${ratios.heavyVsEmptyAvailabilityP50}`,
     );
 
-    // The write cases against the figures recorded before events existed (docs/performance.md).
+    // The write cases against the figures recorded before events existed (RECORDED).
     const recorded = Object.fromEntries(
       Object.entries(RECORDED).map(([name, then]) => {
         const now = results[name]!;
@@ -593,9 +592,7 @@ async function main() {
         ];
       }),
     );
-    console.log(
-      "a write with its event vs recorded (docs/performance.md; throughput as a share of /health's in each run):",
-    );
+    console.log("a write with its event vs recorded (RECORDED; throughput as a share of /health's in each run):");
     for (const [name, r] of Object.entries(recorded))
       console.log(
         `  ${name}: ${results[name]!.reqPerSec} req/s = ${r.share} × /health, p50 ${r.p50} ms; vs recorded ${r.recordedShare} × /health (${round(RECORDED[name]!.share * RECORDED[name]!.health, 0)} req/s), p50 ${r.recordedP50} ms (${r.source}): ratio ${r.vsRecorded}`,

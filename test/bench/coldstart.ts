@@ -8,7 +8,7 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { run } from "../e2e/harness";
 
-/** The bundle budget of the cold-start issue: 150 KB gzip (test/e2e/deploy.e2e.test.ts holds the worker to it). */
+/** The cold-start bundle budget, 150 KB gzip (docs/performance.md; test/e2e/deploy.e2e.test.ts holds the worker to it). */
 export const GZIP_BUDGET_BYTES = 150_000;
 
 interface CpuProfile {

@@ -119,7 +119,7 @@ const TABLE: Partial<Record<Kind, keyof StoredRows>> = {
   "create-incident": "incidents",
 };
 
-/** The kinds whose 200 is the incident (contract 8.3). */
+/** The kinds whose 200 is the incident (docs/api.md, "Incidents"). */
 const INCIDENT_ANSWERS = new Set<Kind>(["create-incident", "reschedule-incident", "cancel-incident", "get-incident"]);
 
 /** Where an incident is: its status and its slot's start (ms); only `scheduled` holds the slot. */

@@ -3,7 +3,7 @@
 // `connections` concurrent clients (Node's fetch) send reads, writes, and
 // bookings, reschedules and cancels racing for a few slots, for at most
 // `durationMs` and `maxRequests`. The reschedules and cancels act on incidents
-// the run itself booked (contract 8.4, 8.5), moving them into the same few
+// the run itself booked, moving them into the same few
 // slots the bookings fight over. Afterwards every guarantee is checked against
 // what the clients saw and what D1 holds (test/bench/load-checks.ts): no 5xx,
 // no lost write, no overbooked slot, every incident as its last 200 says, no

@@ -3,9 +3,10 @@
 // that `wrangler dev` serves): orgs provisioned with the CLI's own functions
 // in one process (a CLI process per command costs ~4 s here), and, after the
 // run, the rows themselves, read straight from D1 rather than through the API.
+
+import { connect } from "../../src/cli/connect";
 import { insertAccounts } from "../../src/db/accounts";
 import { createDb } from "../../src/db/client";
-import { connect } from "../../src/db/connect";
 import { createOrg, storeSchedule } from "../../src/db/orgs";
 import { scheduleDocument } from "../../src/scheduling/schedule";
 import { importAccount } from "../../src/schemas/accounts";
@@ -62,7 +63,7 @@ export async function provisionOrgs(stateDir: string, count: number): Promise<Lo
 export interface StoredRows {
   leads: { id: string; org_id: string }[];
   contacts: { id: string; org_id: string }[];
-  /** Only a `scheduled` incident holds its slot (contract 8.3); `updated_at` moves with every change. */
+  /** Only a `scheduled` incident holds its slot (docs/api.md, "Incidents"); `updated_at` moves with every change. */
   incidents: { id: string; org_id: string; status: string; starts_at: number; updated_at: number }[];
 }
 

@@ -5,9 +5,9 @@
 // (each booking with the phone of a contact, so that find-caller finds some),
 // and an empty org with the same schedule.
 import { contacts, incidents } from "../../drizzle/schema";
+import { connect } from "../../src/cli/connect";
 import { insertAccounts } from "../../src/db/accounts";
 import { createDb, type Db } from "../../src/db/client";
-import { connect } from "../../src/db/connect";
 import { createOrg, storeSchedule } from "../../src/db/orgs";
 import { newId } from "../../src/lib/ids";
 import { candidateSlots } from "../../src/scheduling/slots";

@@ -1,6 +1,6 @@
 // End-to-end proof that the service as it is run (a real `wrangler dev` over a
 // real local D1, migrated by wrangler and provisioned only through the admin
-// CLI) honours the API contract over real HTTP: uniform 401s that reveal
+// CLI) honours docs/api.md over real HTTP: uniform 401s that reveal
 // nothing, request ids, problem+json errors, validation, cross-org isolation,
 // and keyset pagination whose cursors are bound to one org and one filter.
 import fs from "node:fs";

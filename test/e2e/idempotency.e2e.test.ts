@@ -1,5 +1,5 @@
-// End-to-end proof of contract section 7 against a real `wrangler dev` over a
-// real local D1, provisioned only through the admin CLI:
+// End-to-end proof of retries and rate limits (docs/api.md) against a real
+// `wrangler dev` over a real local D1, provisioned only through the admin CLI:
 // - Idempotency-Key: a retry over HTTP gets the first response back byte for
 //   byte, marked `Idempotent-Replayed: true`; 20 simultaneous identical
 //   bookings under one key book one place; keys of two orgs never collide.

@@ -1,4 +1,4 @@
-// End-to-end proof of contract section 8 (incidents after the booking) against
+// End-to-end proof of docs/api.md's "After the booking" (incidents) against
 // a real `wrangler dev` over a real local D1: new bookings and reschedules of
 // other incidents racing for one slot never overbook it and never leave a
 // moved incident in two slots or none; a reschedule racing a cancel of the
@@ -348,7 +348,7 @@ async function raceForSlot(
   return figures;
 }
 
-describe("racing bookings and reschedules for one slot (8.5)", () => {
+describe("racing bookings and reschedules for one slot", () => {
   it(`capacity 1: ${RACERS} requests, exactly one wins, nothing held twice or lost`, async () => {
     const [target, ...old] = take(1 + RACERS / 2);
     const movers = await Promise.all(
@@ -374,7 +374,7 @@ describe("racing bookings and reschedules for one slot (8.5)", () => {
   });
 });
 
-describe("a reschedule racing a cancel of the same incident (8.5)", () => {
+describe("a reschedule racing a cancel of the same incident", () => {
   it("20 rounds: the cancel always succeeds and the incident ends cancelled, holding no slot", async () => {
     const rounds = 20;
     const slots = take(2 * rounds);
@@ -421,7 +421,7 @@ const toolJson = (result: object): any => JSON.parse((result as { content: { tex
 /** A problem document without the requestId, which differs from call to call. */
 const problemOf = ({ requestId: _, ...rest }: Json) => rest;
 
-describe("the incident tools over MCP (8.5, 7)", () => {
+describe("the incident tools over MCP", () => {
   it("find_caller, get_incident, list_incidents, cancel_incident and reschedule_incident answer as HTTP does", async () => {
     const [first, second, target] = take(3);
     const contact = await call(orgA, "/api/v1/contacts", { body: { firstName: "Mia", mobilePhone: PHONE } });
@@ -555,7 +555,7 @@ describe("the incident tools over MCP (8.5, 7)", () => {
   });
 });
 
-describe("refused input over HTTP changes nothing (8.1, 8.3–8.5)", () => {
+describe("refused input over HTTP changes nothing", () => {
   it("a malformed phone on find-caller, create-incident and the list filter is 422 invalid_phone", async () => {
     const [free] = take(1);
     const before = await listAll(orgA);
@@ -564,7 +564,7 @@ describe("refused input over HTTP changes nothing (8.1, 8.3–8.5)", () => {
       expectInvalidPhone(await book(orgA, free!, "Bad Phone", { phone }));
       expectInvalidPhone(await call(orgA, `/api/v1/incidents?${new URLSearchParams({ phone })}`));
     }
-    // Every failing field is listed (section 3), the phone beside the others.
+    // Every failing field is listed in one 422, the phone beside the others.
     const both = await agent(orgA, "create-incident", { dateTime: free, insectName: "ants", phone: "12" });
     expect(expectProblem(both, 422, "validation_failed").errors).toEqual(
       expect.arrayContaining([
@@ -598,7 +598,7 @@ describe("refused input over HTTP changes nothing (8.1, 8.3–8.5)", () => {
       expectProblem(await cancel(orgA, id, { reason: "no" }), 404, "incident_not_found");
       expectProblem(await reschedule(orgA, id, free!), 404, "incident_not_found");
     }
-    // The body is validated first (section 3 order): an invalid body wins over an unknown id.
+    // The body is validated first (docs/api.md, "Errors"): an invalid body wins over an unknown id.
     const invalid = await call(orgA, "/api/v1/incidents/inc_0000000000000000000000zzzz/reschedule", { body: {} });
     expect(expectProblem(invalid, 422, "validation_failed").errors).toEqual([
       { path: "dateTime", code: "required", message: expect.any(String) },

@@ -1,4 +1,4 @@
-// End-to-end proof of the ai-agent scheduling endpoints (contract section 5)
+// End-to-end proof of the ai-agent scheduling endpoints (docs/api.md, "Scheduling")
 // against a real `wrangler dev` over a real local D1, with schedules set only
 // through the admin CLI: racing bookings never overbook a slot, the agent's
 // find → check → book flow sees its own booking, accounts are linked by name,

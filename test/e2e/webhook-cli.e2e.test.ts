@@ -1,10 +1,11 @@
-// The `webhook …` commands of the admin CLI (contract 9.2) through the real
-// CLI on a real local state folder: what --json prints (exactly the keys of
-// 9.2, the secret only from add and rotate-secret), --events and URL rules,
-// the limit of 10 endpoints, and refusals that exit non-zero, say why on
-// stderr and change nothing (read back with `wrangler d1 execute`). Also:
-// the secret is never in D1 in the clear. No server runs: these commands
-// only read and write the database (delivery is test/e2e/webhooks.e2e.test.ts).
+// The `webhook …` commands of the admin CLI (docs/operations.md, "Webhook
+// endpoints") through the real CLI on a real local state folder: what --json
+// prints (exactly the keys documented there, the secret only from add and
+// rotate-secret), --events and URL rules, the limit of 10 endpoints, and
+// refusals that exit non-zero, say why on stderr and change nothing (read back
+// with `wrangler d1 execute`). Also: the secret is never in D1 in the clear. No
+// server runs: these commands only read and write the database (delivery is
+// test/e2e/webhooks.e2e.test.ts).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -84,7 +85,7 @@ afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe("webhook commands print exactly the keys of 9.2", () => {
+describe("webhook commands print exactly the documented keys", () => {
   it("add: endpointId, url, every type by default, and a whsec_ secret of 32 bytes", () => {
     expect(Object.keys(addedA).sort()).toEqual(["endpointId", "events", "secret", "url"]);
     expect(addedA).toEqual({

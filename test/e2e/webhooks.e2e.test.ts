@@ -1,4 +1,4 @@
-// End-to-end proof of contract 9.3 against a real `wrangler dev` (its local
+// End-to-end proof of docs/webhooks.md against a real `wrangler dev` (its local
 // queue, its cron trigger URL) and a real receiver: a node:http server that
 // verifies every request with the `standardwebhooks` package, records it,
 // and answers as each test scripts. Endpoints and secrets come from the real

@@ -1,10 +1,10 @@
-// Authentication matrix (issue 6, contract 2): every credential failure —
+// Authentication matrix (docs/api.md, "Authentication"): every credential failure —
 // missing, empty, whitespace, malformed, over-long, non-ASCII, revoked,
 // unknown, another org's, duplicated, sent elsewhere than the two headers —
 // on every endpoint (every declared operation, some with a request that would
 // otherwise be a 404, 405 or 422, an unknown path, a wrong method and /mcp)
 // is a 401 `unauthenticated` with WWW-Authenticate: authentication comes
-// before routing and validation (contract 3). The body may name a
+// before routing and validation. The body may name a
 // missing header and says nothing else: all other failures get one and the
 // same body and the same header names, so no answer tells whether a key or an
 // org exists. A revoked key stops working within the isolate cache's bound.

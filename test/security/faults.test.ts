@@ -10,15 +10,14 @@
 // is byte for byte as before the failed request, also when the change's batch
 // fails after its UPDATE ran; and when D1 committed the change but its answer
 // was lost, the incident is wholly changed (never half) and the retry answers
-// what happened. The outbox (contract 9.1): a change and its event are in D1
-// together or not at all, whichever round trip fails (each one in turn, and
-// each statement of a batch), and the retry leaves exactly one event, the
-// change as it was answered.
+// what happened. The outbox (docs/webhooks.md, "Events"): a change and its
+// event are in D1 together or not at all, whichever round trip fails (each one
+// in turn, and each statement of a batch), and the retry leaves exactly one
+// event, the change as it was answered.
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { apiKeys, type EventType, incidents } from "../../drizzle/schema";
-import { newId } from "../../src/lib/ids";
+import { apiKeys, type EventType } from "../../drizzle/schema";
 import { OPERATIONS as DECLARED } from "../../src/routes";
 import {
   D1_RETRYABLE,
@@ -31,192 +30,23 @@ import {
   wrapD1,
 } from "../support/d1";
 import type { ReadResponse } from "../support/http";
-import { mcpCall, toolAnswer } from "../support/mcp";
+import { toolAnswer } from "../support/mcp";
+import {
+  CHANGES,
+  type Fixture,
+  fixture,
+  NEW_SLOT,
+  OPERATIONS,
+  type Operation,
+  SLOT,
+  send,
+  type Transport,
+  WRITE_TABLES,
+  type WriteTable,
+} from "../support/operations";
 import { expectProblem } from "../support/problem";
-import { call } from "../support/request";
-import { addAccount, db, newTenant, openAlways, type Tenant } from "../support/tenants";
-import { HOUR, slotAt } from "../support/time";
-
-// A whole UTC hour two days ahead: open, bookable, far from notice and horizon edges.
-const SLOT = slotAt(2, 15);
-// Where a reschedule moves the incident booked at SLOT.
-const NEW_SLOT = slotAt(2, 17);
-const PHONE = "+19175550134";
-const ACCOUNT_NAME = "Fault Tolerant Ltd";
-const WRITE_TABLES = ["leads", "contacts", "incidents"] as const;
-type WriteTable = (typeof WRITE_TABLES)[number];
-
-/** A fresh org (so a cold key), its schedule, one account, and for the incident operations one incident at SLOT. */
-interface Fixture {
-  tenant: Tenant;
-  accountId: string;
-  incidentId: string;
-}
-
-async function fixture(op: Operation): Promise<Fixture> {
-  const tenant = await newTenant("Faults");
-  // Used within the minute: the key's last-use hint is not due, so no write runs beside the request.
-  await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, tenant.keyId));
-  await openAlways(tenant, { capacity: 1 });
-  const { id } = await addAccount(tenant, ACCOUNT_NAME);
-  // Inserted as create-incident stores one, not through the API: the key stays cold.
-  const now = Date.now();
-  const incidentId = newId("inc", now);
-  if (op.incident)
-    await db()
-      .insert(incidents)
-      .values({
-        id: incidentId,
-        orgId: tenant.orgId,
-        status: "scheduled",
-        clientName: ACCOUNT_NAME,
-        insectName: "Termites",
-        accountId: id,
-        phone: PHONE,
-        startsAt: Date.parse(SLOT),
-        endsAt: Date.parse(SLOT) + HOUR,
-        createdAt: now,
-        updatedAt: now,
-      });
-  return { tenant, accountId: id, incidentId };
-}
-
-interface Operation {
-  name: string;
-  tool: string;
-  method: "GET" | "POST";
-  path: (f: Fixture) => string;
-  /** The body of a POST, or the tool's arguments of a GET; a tool on one incident gets its `id` besides. */
-  args: (f: Fixture) => Record<string, unknown>;
-  writes?: WriteTable;
-  /** Works on the fixture's incident (which must then exist). */
-  incident?: boolean;
-  /** Changes the fixture's incident. */
-  changes?: "cancel" | "reschedule";
-}
-
-const OPERATIONS: Operation[] = [
-  {
-    name: "create lead",
-    tool: "create_lead",
-    method: "POST",
-    path: () => "/api/v1/leads",
-    args: () => ({ firstName: "Fay", email: "fay@example.com" }),
-    writes: "leads",
-  },
-  {
-    name: "create contact",
-    tool: "create_contact",
-    method: "POST",
-    path: () => "/api/v1/contacts",
-    args: (f) => ({ firstName: "Col", accountId: f.accountId }),
-    writes: "contacts",
-  },
-  {
-    name: "list contacts",
-    tool: "list_contacts",
-    method: "GET",
-    path: () => "/api/v1/contacts?limit=10",
-    args: () => ({ limit: 10 }),
-  },
-  {
-    name: "get account",
-    tool: "get_account",
-    method: "GET",
-    path: (f) => `/api/v1/accounts/${f.accountId}`,
-    args: (f) => ({ id: f.accountId }),
-  },
-  {
-    name: "available appointments",
-    tool: "find_available_appointments",
-    method: "POST",
-    path: () => "/api/v1/ai-agent/available-appointments",
-    args: () => ({ dateTime: SLOT, limit: 5 }),
-  },
-  {
-    name: "is booking available",
-    tool: "check_booking_availability",
-    method: "POST",
-    path: () => "/api/v1/ai-agent/is-booking-available",
-    args: () => ({ dateTime: SLOT }),
-  },
-  {
-    name: "create incident",
-    tool: "create_incident",
-    method: "POST",
-    path: () => "/api/v1/ai-agent/create-incident",
-    args: () => ({ dateTime: SLOT, clientName: ACCOUNT_NAME, insectName: "Termites", phone: PHONE, notes: "Gate 4" }),
-    writes: "incidents",
-  },
-  {
-    name: "find caller",
-    tool: "find_caller",
-    method: "POST",
-    path: () => "/api/v1/ai-agent/find-caller",
-    args: () => ({ phone: "(917) 555-0134" }),
-    incident: true,
-  },
-  {
-    name: "get incident",
-    tool: "get_incident",
-    method: "GET",
-    path: (f) => `/api/v1/incidents/${f.incidentId}`,
-    args: (f) => ({ id: f.incidentId }),
-    incident: true,
-  },
-  {
-    name: "list incidents",
-    tool: "list_incidents",
-    method: "GET",
-    path: () => `/api/v1/incidents?limit=10&phone=${encodeURIComponent(PHONE)}`,
-    args: () => ({ limit: 10, phone: PHONE }),
-    incident: true,
-  },
-  {
-    name: "list events",
-    tool: "list_events",
-    method: "GET",
-    path: () => "/api/v1/events?limit=10",
-    args: () => ({ limit: 10 }),
-  },
-  {
-    name: "cancel incident",
-    tool: "cancel_incident",
-    method: "POST",
-    path: (f) => `/api/v1/incidents/${f.incidentId}/cancel`,
-    args: () => ({ reason: "Moved away" }),
-    incident: true,
-    changes: "cancel",
-  },
-  {
-    name: "reschedule incident",
-    tool: "reschedule_incident",
-    method: "POST",
-    path: (f) => `/api/v1/incidents/${f.incidentId}/reschedule`,
-    args: () => ({ dateTime: NEW_SLOT }),
-    incident: true,
-    changes: "reschedule",
-  },
-];
-const CHANGES = OPERATIONS.filter((op) => op.changes);
-
-type Transport = "http" | "mcp";
-
-/** One request to the app with `binding` as its D1, over HTTP or as an MCP tool call. */
-async function send(
-  binding: D1Database,
-  transport: Transport,
-  op: Operation,
-  f: Fixture,
-  idempotencyKey?: string,
-): Promise<ReadResponse> {
-  const headers: Record<string, string> = idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey };
-  const bindings = { DB: binding };
-  // A tool on one incident takes its id as an argument (the HTTP path holds it).
-  const id = op.incident && op.path(f).includes(f.incidentId) ? { id: f.incidentId } : {};
-  if (transport === "mcp") return mcpCall(f.tenant, op.tool, { ...id, ...op.args(f) }, { headers, bindings });
-  return call(f.tenant, op.path(f), { body: op.method === "POST" ? op.args(f) : undefined, headers, bindings });
-}
+import { db } from "../support/tenants";
+import { HOUR } from "../support/time";
 
 /** The operation's own answer: the HTTP response, or the problem/result inside an MCP tool result. */
 function outcome(
@@ -291,7 +121,7 @@ async function rows(f: Fixture): Promise<
   };
 }
 
-/** The event a write or change records (contract 9.1). */
+/** The event a write or change records (docs/webhooks.md, "Events"). */
 const eventTypeOf = (op: Operation): EventType | undefined =>
   op.changes === "cancel"
     ? "incident.cancelled"
@@ -592,10 +422,10 @@ describe("a change committed whose answer was lost: 503, the incident wholly cha
         dateTime: c.op.changes === "cancel" ? SLOT : NEW_SLOT,
       };
       expectChanged(c.op, f, incidentRows[0]!, view);
-      // The key holds the answer of the change that happened, recorded in its batch (contract 7), or nothing.
+      // The key holds the answer of the change that happened, recorded in its batch, or nothing.
       expect(idempotencyKeys).toEqual(key === undefined ? [] : [{ key, status: 200 }]);
       // The retry: the replay of that answer under the key, else the change found done (cancel and
-      // reschedule to the slot held are 200 with the incident unchanged, contract 8.4 and 8.5).
+      // reschedule to the slot held are 200 with the incident unchanged: docs/api.md, "Cancel", "Reschedule").
       const retry = await send(env.DB, c.transport, c.op, f, key);
       const answer = outcome(retry, c.transport);
       expect(answer.status, retry.text).toBe(200);
@@ -660,7 +490,7 @@ describe("an unexpected error → 500 internal_error with nothing internal, noth
 describe("an outage from the operation on leaves no claim: the retry runs at once, and once", () => {
   // The key is claimed in the operation's own batch (or with its outcome,
   // when nothing is written), so D1 failing from the operation on leaves
-  // nothing behind, not even a claim (contract 7: a 5xx is not stored). The
+  // nothing behind, not even a claim (a 5xx is not stored). The
   // retry runs at once and is stored once; its replay answers the same.
   const fromFirstOperation = (): TripMatcher => {
     let on = false;

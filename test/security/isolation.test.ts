@@ -1,4 +1,4 @@
-// Tenant isolation matrix (issue 6, contract 2): two organisations, each with
+// Tenant isolation matrix (docs/api.md, "Authentication"): two organisations, each with
 // accounts, contacts, leads, bookings (incidents with phones), cursors of both
 // lists and a stored Idempotency-Key; both share one phone number besides.
 // Each in turn calls every operation (HTTP and MCP) with its own credentials
@@ -37,7 +37,7 @@ interface Profile {
   /** Its incidents (the first with its own phone, the second with the shared one) and cursors of their list. */
   incidents: { id: string; dateTime: string }[];
   incidentCursors: { plain: string; scheduled: string };
-  /** The ids of the events its seeding recorded (contract 9.1), and cursors of their list. */
+  /** The ids of the events its seeding recorded, and cursors of their list. */
   events: string[];
   eventCursors: { plain: string; typed: string };
   /** A phone only this org has (E.164, and as its contact and account spell it). */
@@ -788,10 +788,10 @@ describe(`tenant isolation matrix: ${MATRIX_SIZE} cases (${CASES.length} probes 
   });
 });
 
-// The webhook admin CLI (contract 9.2): an endpoint or event of another org is
-// an error that changes nothing, and no listing shows another org's rows.
-// Each org gets an endpoint (at a closed local port) and one real delivery
-// attempt of its first event, made by the queue consumer.
+// The webhook admin CLI (docs/operations.md, "Webhook endpoints"): an endpoint
+// or event of another org is an error that changes nothing, and no listing
+// shows another org's rows. Each org gets an endpoint (at a closed local port)
+// and one real delivery attempt of its first event, made by the queue consumer.
 const workerEnv = env as unknown as Bindings;
 const WEBHOOK_TABLES = ["webhook_endpoints", "webhook_secrets", "webhook_deliveries", "webhook_replays", "events"];
 

@@ -1,14 +1,14 @@
-// Mass assignment (issue 6, contract 2 and 3): no body or query can set what
-// the server owns. Every POST operation (the creates, the reads with a body,
-// find-caller, cancel and reschedule), each as an MCP tool too, and the
-// queries of the three lists get, one at a time and then all at once, every field
-// the contract does not give them: ids, org ids, timestamps, key material,
-// status, cancellation fields, and every column name of drizzle/schema.ts
-// (both spellings). Each is refused as 422 unknown_field naming exactly the
-// injected fields, and D1 shows nothing stored or changed: no row count of
-// the org or of the org it names changes (its events included: a refused
-// request records none), no incident of either changes, and no row anywhere
-// carries an injected id.
+// Mass assignment (docs/api.md, "Authentication" and "Validation"): no body or
+// query can set what the server owns. Every POST operation (the creates, the
+// reads with a body, find-caller, cancel and reschedule), each as an MCP tool
+// too, and the queries of the three lists get, one at a time and then all at
+// once, every field docs/api.md does not give them: ids, org ids, timestamps,
+// key material, status, cancellation fields, and every column name of
+// drizzle/schema.ts (both spellings). Each is refused as 422 unknown_field
+// naming exactly the injected fields, and D1 shows nothing stored or changed:
+// no row count of the org or of the org it names changes (its events included:
+// a refused request records none), no incident of either changes, and no row
+// anywhere carries an injected id.
 import { env } from "cloudflare:test";
 import { getTableColumns } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -25,7 +25,7 @@ import { slotIn } from "../support/time";
 const ADDRESS = ["buildingLocation", "street1", "street2", "city", "postalCode", "state", "country"];
 const PHONES = ["mobilePhone", "businessPhone"];
 
-/** The fields the contract gives each operation (spec 2.1, 2.2; contract 4, 5 and 8) — written out, not read from the schemas under test. */
+/** The fields docs/api.md gives each operation — written out, not read from the schemas under test. */
 const OPERATIONS: {
   name: string;
   /** The path sent (an incident's id filled in where the operation has one: another one for the control, so that the refused requests meet an incident they could change). */
@@ -115,7 +115,7 @@ const OPERATIONS: {
   },
 ];
 
-/** The list queries, with the filters the contract gives them (contract 4.3, 8.2, 8.3, 9.1). */
+/** The list queries, with the filters docs/api.md gives them. */
 const LISTS = [
   {
     path: "/api/v1/contacts",

@@ -1,6 +1,7 @@
-// Contract 5's consistency property on the pure engine, over random schedules,
-// bookings and instants: a slot start is listed ⇔ it is available; and the
-// engine's two views of "a slot starts here" (scan and point check) agree.
+// The consistency of scheduling (docs/api.md, "Book") on the pure engine,
+// over random schedules, bookings and instants: a slot start is listed ⇔ it
+// is available; and the engine's two views of "a slot starts here" (scan and
+// point check) agree.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Schedule } from "../../src/scheduling/schedule";

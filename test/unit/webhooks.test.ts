@@ -1,4 +1,4 @@
-// The pure parts of webhooks (contract 9.2, 9.3): Standard Webhooks
+// The pure parts of webhooks (docs/webhooks.md): Standard Webhooks
 // signatures against the specification's published test vector and its
 // reference library, the retry schedule, Retry-After, endpoint URL rules, the
 // AES-GCM sealing of secrets and the key checks, and `--events`.

@@ -1,4 +1,4 @@
-// Contract section 5: the ai-agent group, driven over fetch against the real
+// The ai-agent group (docs/api.md, "Scheduling"), driven over fetch against the real
 // clock. Every instant is chosen relative to today 00:00 UTC or to the current
 // whole hour so that the expectations hold whatever the day and hour of the run.
 import { env } from "cloudflare:test";

@@ -1,6 +1,7 @@
-// Contract 5's consistency over HTTP with real D1, on random schedules: with
-// no writes in between, a slot start is listed by available-appointments ⇔
-// is-booking-available says available ⇔ create-incident at it succeeds.
+// Scheduling's consistency (docs/api.md, "Book") over HTTP with real D1, on
+// random schedules: with no writes in between, a slot start is listed by
+// available-appointments ⇔ is-booking-available says available ⇔
+// create-incident at it succeeds.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { storeSchedule } from "../../../src/db/orgs";

@@ -1,7 +1,8 @@
-// Contract 8.1 and 8.2: POST /api/v1/ai-agent/find-caller. Contacts and
-// accounts are matched on the E.164 form of their free-text phones, in any
-// spelling; incidents on their stored E.164 phone or on a matched account.
-// Every list is bounded (10) and ordered; other orgs never show through.
+// POST /api/v1/ai-agent/find-caller (docs/api.md, "Phone numbers" and "Find a
+// caller"). Contacts and accounts are matched on the E.164 form of their
+// free-text phones, in any spelling; incidents on their stored E.164 phone or
+// on a matched account. Every list is bounded (10) and ordered; other orgs
+// never show through.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { insertAccounts } from "../../../src/db/accounts";
@@ -274,7 +275,7 @@ describe("find-caller: validation", () => {
     );
   });
 
-  it("lists every failing field at once, an invalid phone among them (contract 3)", async () => {
+  it("lists every failing field at once, an invalid phone among them", async () => {
     const t = await newTenant();
     const body = expectProblem(
       await call(t, FIND, { body: { phone: "hello", name: "Ann" } }),

@@ -1,7 +1,7 @@
-// Contract 8.1 and 8.2 on the CRM resources: free-text phones are stored and
-// returned as given, with their E.164 form beside them (never shown), and
-// GET /api/v1/contacts?phone= lists the contacts of a number in any spelling,
-// in list order, with cursors bound to the number.
+// Phones (docs/api.md, "Phone numbers") on the CRM resources: free-text phones
+// are stored and returned as given, with their E.164 form beside them (never
+// shown), and GET /api/v1/contacts?phone= lists the contacts of a number in any
+// spelling, in list order, with cursors bound to the number.
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { contacts, leads } from "../../../drizzle/schema";
@@ -203,7 +203,7 @@ describe("GET /api/v1/contacts?phone=", () => {
     expect(expectPage(await listContacts(us, `phone=${q("+447911123456")}`)).data).toEqual([]);
   });
 
-  it("lists every failing query field at once, an invalid phone among them (contract 3)", async () => {
+  it("lists every failing query field at once, an invalid phone among them", async () => {
     const t = await newTenant();
     const body = expectProblem(await listContacts(t, "limit=0&phone=hello"), 422, "validation_failed");
     expect(body.errors).toEqual(

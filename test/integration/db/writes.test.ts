@@ -10,7 +10,7 @@ import { createContact, listContacts } from "../../../src/db/contacts";
 import { type HeldKey, KeyTaken, recordOutcome, releaseKey } from "../../../src/db/idempotency";
 import { bookingsOverlapping, bookSlot } from "../../../src/db/incidents";
 import { createLead } from "../../../src/db/leads";
-import type { Org } from "../../../src/env";
+import type { Org } from "../../../src/db/orgs";
 import { hashApiKey } from "../../../src/lib/api-keys";
 import { importAccount } from "../../../src/schemas/accounts";
 import { createContactBody } from "../../../src/schemas/contacts";

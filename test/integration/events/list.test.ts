@@ -1,4 +1,4 @@
-// GET /api/v1/events (contract 9.1): oldest first in commit order, the limit
+// GET /api/v1/events (docs/api.md, "Events"): oldest first in commit order, the limit
 // and its bounds, paging with a cursor that is never null (a poller calls again
 // with the last one and meets the events written since), the type filter,
 // cursors bound to their org and filter, strict query parameters, tenant

@@ -1,4 +1,4 @@
-// The outbox (contract 9.1, 9.3): every change the API makes records exactly
+// The outbox (docs/webhooks.md, "Events"): every change the API makes records exactly
 // one event in its own batch, carrying the resource as the API answered; a
 // refused, replayed or no-op request records none. The event goes to the
 // delivery queue once per subscribed endpoint after the answer (or, when that

@@ -1,4 +1,4 @@
-// Idempotency-Key (contract section 7), driven over fetch against the real app
+// Idempotency-Key (docs/api.md, "Retries"), driven over fetch against the real app
 // and a real local D1: key format, replay of the first response byte for byte,
 // reuse of a key for another request, in-flight and abandoned claims, the 24 h
 // lifetime, which outcomes are stored, org isolation, concurrent retries of one

@@ -1,4 +1,4 @@
-// Per-org rate limiting (contract section 7), through the app with the
+// Per-org rate limiting (docs/api.md, "Rate limits"), through the app with the
 // RATE_LIMITER binding replaced by one that records its calls and allows or
 // refuses: the 429 shape and Retry-After, the order of checks (401, 404 and
 // 405 before 429; 429 before 415, 413, 400 and 422), /health never limited,

@@ -1,4 +1,4 @@
-// Regressions: the bugs the issue-6 suites found (fuzz, auth matrix, MCP mass assignment), one test each.
+// Regressions: the bugs the security suites found (fuzz, auth matrix, MCP mass assignment), one test each.
 import { beforeAll, expect, it } from "vitest";
 import { mcpCall, toolAnswer } from "../../support/mcp";
 import { call } from "../../support/request";

@@ -1,6 +1,7 @@
-// D1 Sessions API (issue 5.4): every request runs in one D1 session; its
-// bookmark comes back in X-D1-Bookmark, and a client that sends it on its next
-// request starts that request's session there (read-your-writes on replicas).
+// D1 Sessions API (docs/api.md, "Reading your own writes"): every request runs
+// in one D1 session; its bookmark comes back in X-D1-Bookmark, and a client
+// that sends it on its next request starts that request's session there
+// (read-your-writes on replicas).
 
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";

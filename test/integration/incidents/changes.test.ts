@@ -1,7 +1,8 @@
-// Contract 8.4 and 8.5: cancelling and rescheduling an incident — what changes
-// and what does not, the slots freed and held, the refusals (409
-// incident_not_changeable, 409 slot_unavailable, 404 incident_not_found, 422
-// before 404), Idempotency-Key replays (contract 7) and racing changes.
+// Cancelling and rescheduling an incident (docs/api.md, "Cancel" and
+// "Reschedule"): what changes and what does not, the slots freed and held,
+// the refusals (409 incident_not_changeable, 409 slot_unavailable, 404
+// incident_not_found, 422 before 404), Idempotency-Key replays and racing
+// changes.
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../../src/db/api-keys";
 import { incident, incidentNotChangeable, problem, slotUnavailable } from "../../../src/schemas/responses";
@@ -169,7 +170,7 @@ describe("POST /api/v1/incidents/{id}/cancel", () => {
     expect(await slotState(owner, at)).toEqual(FULL);
   });
 
-  describe("validates the body before looking the incident up (contract 3)", () => {
+  describe("validates the body before looking the incident up", () => {
     it.each([
       [{ reason: "r".repeat(501) }, "reason", "too_long"],
       [{ reason: 5 }, "reason", "invalid_type"],
@@ -403,7 +404,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
   });
 });
 
-describe("Idempotency-Key on cancel and reschedule (contract 7)", () => {
+describe("Idempotency-Key on cancel and reschedule", () => {
   it("replays a retried cancel and refuses the key for another body or another incident", async () => {
     const tenant = await openTenant("Idem Cancel Org");
     const created = await book(tenant, daysAhead(2, 15));
@@ -486,7 +487,7 @@ describe("Idempotency-Key on cancel and reschedule (contract 7)", () => {
   });
 });
 
-describe("racing changes (contract 8.5)", () => {
+describe("racing changes", () => {
   it("lets exactly one of several incidents move into a slot with one place", async () => {
     const tenant = await openTenant("Race Org");
     const target = daysAhead(2, 12);

@@ -1,4 +1,4 @@
-// Shared by the incident tests (contract 8.3–8.5): calls to the incident
+// Shared by the incident tests (docs/api.md, "After the booking"): calls to the incident
 // operations, direct inserts for what the API cannot create (an appointment
 // that has already started, many rows at once), and the expected shapes.
 import { expect } from "vitest";

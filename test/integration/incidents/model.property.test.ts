@@ -1,6 +1,7 @@
-// Contract 5.3–5.5 and 8.3–8.5 as a state machine: random sequences of
-// bookings, cancellations, reschedules (alone and racing each other: book vs
-// book, cancel vs reschedule, book vs reschedule), listings and checks,
+// Find, check and book, and the incidents after (docs/api.md, "Scheduling" and
+// "After the booking") as a state machine: random sequences of bookings,
+// cancellations, reschedules (alone and racing each other: book vs book,
+// cancel vs reschedule, book vs reschedule), listings and checks,
 // run through the app on real D1 and against an in-memory model of one small
 // schedule. The universe is small so that slots fill up: one fresh UTC org per
 // run, open around the clock with no notice, hourly slots of capacity 1–3, and
@@ -28,7 +29,7 @@ interface Appointment {
   localEnd: string;
 }
 
-/** An incident as the API shows it (contract 8.3). */
+/** An incident as the API shows it (docs/api.md, "Incidents"). */
 interface IncidentView {
   id: string;
   status: "scheduled" | "cancelled";
@@ -124,8 +125,9 @@ async function expectStored(r: Real, view: IncidentView) {
 const later = (a: string, b: string) => expect(Date.parse(a)).toBeGreaterThanOrEqual(Date.parse(b));
 
 /**
- * The checks after every command: the whole universe as listed by 5.3 and
- * every incident as listed by 8.3, and 5.4 for each slot the command touched.
+ * The checks after every command: the whole universe as listed by find and
+ * every incident as listed by the incident list, and check for each slot the
+ * command touched.
  */
 async function verify(m: Model, r: Real, touched: number[]) {
   const { tenant } = r;
@@ -137,11 +139,11 @@ async function verify(m: Model, r: Real, touched: number[]) {
     ...slots.map((slot) => call(tenant, CHECK, { body: { dateTime: iso(m.starts[slot]!) } })),
   ]);
 
-  // Listed by 5.3 ⇔ the model has room, with remaining = capacity − scheduled.
+  // Listed by find ⇔ the model has room, with remaining = capacity − scheduled.
   expect(listed.status, listed.text).toBe(200);
   expect(listed.body).toEqual({ timeZone: "UTC", slots: expectedBookable(m, first, m.starts.length) });
 
-  // 5.4 says available ⇔ the model has room, for exactly that slot.
+  // Check says available ⇔ the model has room, for exactly that slot.
   for (const [i, slot] of slots.entries()) {
     const start = m.starts[slot]!;
     const res = checks[i]!;
@@ -325,7 +327,7 @@ class Reschedule extends OnIncident {
   }
 }
 
-/** 2–3 bookings of one slot at once: exactly min(N, room) succeed (5.5). */
+/** 2–3 bookings of one slot at once: exactly min(N, room) succeed. */
 class RaceBook extends Step {
   constructor(
     readonly pick: number,
@@ -363,7 +365,7 @@ class RaceBook extends Step {
 }
 
 /**
- * A cancel racing a reschedule of the same incident (8.5): the cancel always
+ * A cancel racing a reschedule of the same incident: the cancel always
  * succeeds, the reschedule is 200 (first) or 409 incident_not_changeable
  * (second), and the incident ends cancelled where the winner left it.
  */
@@ -423,7 +425,7 @@ class RaceCancelReschedule extends OnIncident {
 }
 
 /**
- * A new booking racing a reschedule into the same slot (8.5): together they
+ * A new booking racing a reschedule into the same slot: together they
  * get exactly min(2, room) places; the loser is 409 slot_unavailable.
  */
 class RaceBookReschedule extends Step {

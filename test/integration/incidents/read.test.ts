@@ -1,6 +1,6 @@
-// Contract 8.3: an incident read by id, and the list of incidents — its order,
-// keyset paging, limits, every filter and their combinations, cursors bound to
-// the org and the filters, and strict validation of the query.
+// An incident read by id, and the list of incidents (docs/api.md, "Incidents"):
+// its order, keyset paging, limits, every filter and their combinations,
+// cursors bound to the org and the filters, and strict validation of the query.
 import { beforeAll, describe, expect, it } from "vitest";
 import { incidents } from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
@@ -36,7 +36,7 @@ beforeAll(async () => {
 });
 
 describe("GET /api/v1/incidents/{id}", () => {
-  it("returns the whole incident of 8.3: normalised phone, notes, linked account, appointment without remaining", async () => {
+  it("returns the whole incident: normalised phone, notes, linked account, appointment without remaining", async () => {
     const tenant = await openTenant("Read Org");
     const account = await addAccount(tenant, "Jane Homeowner");
     const at = daysAhead(2, 15);
@@ -398,7 +398,7 @@ describe("GET /api/v1/incidents: cursors and validation", () => {
     );
   });
 
-  it("treats an empty accountId as absent (contract 3) or refuses it, but never filters on an empty id", async () => {
+  it("treats an empty accountId as absent or refuses it, but never filters on an empty id", async () => {
     const all = await listIncidents(shared);
     expect(all.body.data).toHaveLength(1);
     for (const query of ["accountId=", "accountId=%20%20"]) {

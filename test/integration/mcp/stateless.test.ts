@@ -1,10 +1,11 @@
-// /mcp is stateless (contract 7): GET (the optional SSE stream) and DELETE
+// /mcp is stateless (docs/api.md, "MCP"): GET (the optional SSE stream) and DELETE
 // answer 405 at once, after authentication; and every tool carries the
 // annotations its operation's declaration implies, which this file checks
 // against what each operation really does to D1.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { openApiDocument } from "../../../src/openapi/document";
+import { OPERATIONS } from "../../../src/routes";
 import { wrapD1 } from "../../support/d1";
 import { bookIncident } from "../../support/incidents";
 import { mcpCall, mcpClient, mcpList } from "../../support/mcp";
@@ -65,7 +66,7 @@ const SAMPLES: Record<string, (ids: Ids) => Record<string, unknown>> = {
 const WRITE = /^\s*(insert|update|delete)\b/i;
 
 describe("tool annotations", () => {
-  it("every tool declares title and the four hints, openWorldHint false, as the contract names them", async () => {
+  it("every tool declares title and the four hints, openWorldHint false, as docs/api.md names them", async () => {
     const { tools } = (await mcpList(await openTenant())).body.result;
     for (const tool of tools) {
       expect(tool.annotations, tool.name).toEqual({
@@ -86,7 +87,9 @@ describe("tool annotations", () => {
     const account = await addAccount(t, "Ann");
     const ids: Ids = { accountId: account.id, incidents: [(await bookIncident(t)).id, (await bookIncident(t)).id] };
     const { tools } = (await mcpList(t)).body.result;
-    const operations = Object.values(openApiDocument().paths ?? {}).flatMap((methods) => Object.values(methods ?? {}));
+    const operations = Object.values(openApiDocument(OPERATIONS).paths ?? {}).flatMap((methods) =>
+      Object.values(methods ?? {}),
+    );
     for (const tool of tools) {
       const sample = SAMPLES[tool.name];
       expect(sample, `a sample call of ${tool.name}`).toBeDefined();

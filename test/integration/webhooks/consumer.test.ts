@@ -1,9 +1,9 @@
-// The delivery queue's consumer (contract 9.3), driven directly: a batch made
-// with createMessageBatch goes to the worker's `queue` handler with the real
-// D1; the receiver is a stub of the global fetch whose answers each test
-// scripts. State comes from real code: orgs from the test helpers, endpoints
-// and their secrets from the admin CLI's commands, events from real writes
-// through the app.
+// The delivery queue's consumer (docs/webhooks.md, "Retries"), driven directly:
+// a batch made with createMessageBatch goes to the worker's `queue` handler
+// with the real D1; the receiver is a stub of the global fetch whose answers
+// each test scripts. State comes from real code: orgs from the test helpers,
+// endpoints and their secrets from the admin CLI's commands, events from real
+// writes through the app.
 //
 // Events are written while no endpoint of their org listens, then the
 // endpoints are added: a write with a subscribed endpoint sends to the real

@@ -1,16 +1,17 @@
-// MCP server (contract 7): stateless Streamable HTTP at /mcp, behind the same
+// MCP server (docs/api.md, "MCP"): stateless Streamable HTTP at /mcp, behind the same
 // auth. The server itself (the SDK, the tool list) is a module loaded by the
 // first POST, so that no isolate builds it at startup (src/mcp/server.ts).
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
-import type { FetchApp } from "../mcp/server";
+import type { Operation } from "../http/operation";
 import { rateLimit } from "../middleware/rate-limit";
+import type { FetchApp } from "./server";
 
-export function mcpRoutes(fetchApp: FetchApp) {
-  // Stateless (contract 7): no sessions, no message of its own to stream, so
+export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
+  // Stateless (docs/api.md, "MCP"): no sessions, no message of its own to stream, so
   // GET (the optional SSE stream) and DELETE (ending a session) are 405.
   return new Hono<AppEnv>()
-    .post("/", rateLimit, async (c) => (await import("../mcp/server")).serveMcp(c, fetchApp))
+    .post("/", rateLimit, async (c) => (await import("./server")).serveMcp(c, fetchApp, operations))
     .all("/", methodNotAllowed("POST"));
 }

@@ -5,8 +5,8 @@
 
 import path from "node:path";
 import { getPlatformProxy } from "wrangler";
-import { CONFIG_PATH, deployedDatabaseConfig, projectRoot } from "../cli/cloudflare";
 import type { KeyEnv } from "../webhooks/key";
+import { CONFIG_PATH, deployedDatabaseConfig, projectRoot } from "./cloudflare";
 
 export interface Target {
   remote: boolean;

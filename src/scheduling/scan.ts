@@ -3,20 +3,18 @@
 // about twice the slots asked for, and widens (×4) only if full slots leave
 // it short. So a call costs what it scans, not what the org has booked ever.
 
-import type { Db } from "../../db/client";
-import { bookingsOverlapping } from "../../db/incidents";
-import type { Org } from "../../env";
-import { ApiError } from "../../http/problem";
+import type { Db } from "../db/client";
+import { bookingsOverlapping } from "../db/incidents";
+import type { Org } from "../db/orgs";
 import {
   type Booking,
   bookableWindow,
   candidateSlots,
   findBookable,
-  type Reason,
   type Slot,
   type SlotTimes,
   slotView,
-} from "../../scheduling/slots";
+} from "./slots";
 
 export interface ScanResult {
   slots: Slot[];
@@ -72,15 +70,8 @@ export async function scanBookable(db: Db, { org, now, from, limit, alsoCover = 
 
 const ALTERNATIVES = 3;
 
-/** Up to 3 bookable slots after `dateTime`, as 5.4's alternatives. */
+/** Up to 3 bookable slots after `dateTime`: the alternatives of a check or a refused booking. */
 export async function alternativesAfter(db: Db, org: Org, now: number, dateTime: number) {
   const { slots } = await scanBookable(db, { org, now, from: dateTime + 1, limit: ALTERNATIVES });
   return slots.map((s) => slotView(s, org.schedule.timeZone));
-}
-
-/** 409 slot_unavailable with `reason` and `alternatives` (contract 5.5, 8.5): nothing was stored. */
-export async function slotUnavailable(db: Db, org: Org, now: number, dateTime: number, reason: Reason) {
-  return new ApiError("slot_unavailable", "The slot at dateTime cannot be booked; see reason and alternatives", {
-    members: { reason, alternatives: await alternativesAfter(db, org, now, dateTime) },
-  });
 }

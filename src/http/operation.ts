@@ -1,17 +1,17 @@
-// One declaration per operation (house style 9): method, path, schemas,
+// One declaration per operation: method, path, schemas,
 // problems, MCP tool name and handler together, in the route file of its
 // resource. The router (mountOperations), the OpenAPI document and the MCP
 // tool list are all read off these declarations.
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../env";
-import { jsonBody } from "../http/body";
-import type { ProblemCode } from "../http/errors";
-import { methodNotAllowed } from "../http/method-not-allowed";
-import { validate } from "../http/validate";
 import { once } from "../lib/once";
 import { idempotency } from "../middleware/idempotency";
 import { rateLimit } from "../middleware/rate-limit";
+import { jsonBody } from "./body";
+import type { ProblemCode } from "./errors";
+import { methodNotAllowed } from "./method-not-allowed";
+import { validate } from "./validate";
 
 /** A schema as declared: built on first use (src/lib/once.ts), so startup builds none. */
 export type Lazy<T extends z.ZodType = z.ZodType> = () => T;
@@ -81,9 +81,9 @@ export function toolAnnotations(op: Operation) {
 export const routePath = (template: string) => template.replace(/\{(\w+)\}/g, ":$1");
 
 /**
- * The middleware an operation needs, in the order of contract section 3 (after
- * authentication and routing): rate limit (429), the body guard (415, 413,
- * 400), validation (422), then Idempotency-Key on every POST.
+ * The middleware an operation needs, in the order of checks of docs/api.md
+ * ("Errors"), after authentication and routing: rate limit (429), the body
+ * guard (415, 413, 400), validation (422), then Idempotency-Key on every POST.
  */
 function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
   const checks = [

@@ -1,23 +1,19 @@
-// The ai-agent group (contract section 5): what voice and chat agents call
+// The ai-agent group (docs/api.md, "Scheduling"): what voice and chat agents call
 // while a customer waits. Every answer is computed from the org's schedule and
 // the bookings of the scanned window, at the request's `now`.
-import { findCaller } from "../../db/callers";
-import { bookSlot } from "../../db/incidents";
-import { e164OrFail } from "../../http/validate";
-import { toIso } from "../../lib/datetime";
-import { writtenResponse } from "../../middleware/idempotency";
-import { assessSlot, type Reason, remainingCounter, slotView } from "../../scheduling/slots";
-import {
-  availableAppointmentsBody,
-  bookingCheckBody,
-  createIncidentBody,
-  findCallerBody,
-} from "../../schemas/ai-agent";
-import { availableAppointments, bookedIncident, bookingCheck, caller } from "../../schemas/responses";
-import { ACCOUNT_EXAMPLE } from "../accounts";
-import { INCIDENT_EXAMPLE } from "../incidents";
-import { defineOperation } from "../operation";
-import { scanBookable, slotUnavailable } from "./scan";
+import { findCaller } from "../db/callers";
+import { bookSlot } from "../db/incidents";
+import { defineOperation } from "../http/operation";
+import { slotUnavailable } from "../http/problem";
+import { e164OrFail } from "../http/validate";
+import { writtenResponse } from "../http/written";
+import { toIso } from "../lib/datetime";
+import { alternativesAfter, scanBookable } from "../scheduling/scan";
+import { assessSlot, type Reason, remainingCounter, slotView } from "../scheduling/slots";
+import { availableAppointmentsBody, bookingCheckBody, createIncidentBody, findCallerBody } from "../schemas/ai-agent";
+import { availableAppointments, bookedIncident, bookingCheck, caller } from "../schemas/responses";
+import { ACCOUNT_EXAMPLE } from "./accounts";
+import { INCIDENT_EXAMPLE } from "./incidents";
 
 export const aiAgentOperations = [
   defineOperation({
@@ -140,7 +136,8 @@ export const aiAgentOperations = [
       const now = Date.now();
       const { slot, reason } = assessSlot(org.schedule, now, dateTime);
       const booked = reason === null && slot ? await bookSlot(db, { org, slot, incident, now, held: heldKey }) : null;
-      if (booked === null) throw await slotUnavailable(db, org, now, dateTime, reason ?? "fully_booked");
+      if (booked === null)
+        throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, now, dateTime));
       return writtenResponse(c, booked);
     },
   }),

@@ -1,0 +1,80 @@
+// The one write path: a write is its change, its event and the record of its
+// answer for the request's Idempotency-Key, committed together in one batch
+// (one round trip) or not at all. Each write names its statements; the
+// results come back by those names, never by position.
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { EventType, WritableTable } from "../../drizzle/schema";
+import type { Db } from "./client";
+import { recordEvent } from "./events";
+import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
+
+type Statements = Record<string, BatchItem<"sqlite">>;
+
+export interface Write<S extends Statements> {
+  orgId: string;
+  now: number;
+  /** The request's Idempotency-Key, if it holds one: its answer is recorded in the same batch. */
+  held?: HeldKey;
+  /** The row the change writes, and its state once changed: the event and the record need it so. */
+  row: { table: WritableTable; id: string; state?: SQL };
+  /** The change and any reads after it, by name, in the order they run. */
+  statements: S;
+  event: { type: EventType; data: string | SQL; previous?: object };
+  /** The 200 JSON answer: text, or SQL when only the batch knows some of it. */
+  body: string | SQL;
+}
+
+export interface Committed<S extends Statements> {
+  /** Whether the change applied (its row is in its state): else nothing was written. */
+  applied: boolean;
+  results: { [K in keyof S]: Awaited<S[K]> };
+  /** The answer, its record and its event: meaningful only if the change applied. */
+  written: Written;
+}
+
+/**
+ * Runs a write's statements, then its event (recorded only if the row is in
+ * its state), then the record of its answer for the held key (only likewise),
+ * in one batch. An answer computed in SQL comes back from that record, or
+ * from a read of the row when nothing records it.
+ */
+export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
+  const { orgId, now, held, row, statements, event, body } = write;
+  const recorded = recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event });
+  const answer = held
+    ? recordWithWrite(db, { held, table: row.table, id: row.id, body, state: row.state })
+    : typeof body === "string"
+      ? undefined
+      : bodyOf(db, orgId, row, body);
+  const names = Object.keys(statements);
+  const results = (await writeBatch(db, held, [
+    ...Object.values(statements),
+    recorded.insert,
+    recorded.endpoints,
+    ...(answer ? [answer] : []),
+  ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
+  // The event is inserted exactly when the row is in its state: when the change applied.
+  const applied = (results[names.length] as D1Result).meta.changes === 1;
+  const endpoints = results[names.length + 1] as { id: string }[];
+  const [answered] = (answer ? results[names.length + 2] : []) as { body: string | null }[];
+  let text = typeof body === "string" ? body : answered?.body;
+  // Applied but not recorded: the claim was an earlier batch's and had lapsed (taken over after 60 s).
+  if (applied && text == null && typeof body !== "string")
+    [{ body: text } = { body: "" }] = await bodyOf(db, orgId, row, body);
+  return {
+    applied,
+    results: Object.fromEntries(names.map((name, i) => [name, results[i]])) as Committed<S>["results"],
+    written: {
+      body: text ?? "",
+      recorded: held !== undefined && answered?.body != null,
+      event: recorded.recorded(endpoints),
+    },
+  };
+}
+
+const bodyOf = (db: Db, orgId: string, { table, id }: Write<Statements>["row"], body: SQL) =>
+  db
+    .select({ body: sql<string>`${body}` })
+    .from(table)
+    .where(and(eq(table.orgId, orgId), eq(table.id, id)));

@@ -1,0 +1,84 @@
+// The test catalogue (test/support/operations.ts) against the declared
+// operations, and the one write path every write goes through (src/db/write.ts):
+// each write commits its change, its event and the record of its answer for
+// the Idempotency-Key together, and a fault at any statement of its batch
+// leaves none of them.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { OPERATIONS as DECLARED } from "../../../src/routes";
+import { type Trip, wrapD1 } from "../../support/d1";
+import { fixture, OPERATIONS, send } from "../../support/operations";
+
+const WRITES = OPERATIONS.filter((op) => op.writes || op.changes);
+
+const count = async (sql: string, ...params: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...params)
+    .first<{ n: number }>())!.n;
+
+describe("the test catalogue", () => {
+  it("holds exactly one sample of every declared operation, with its method and effect", () => {
+    expect(OPERATIONS.map((op) => op.tool).sort()).toEqual(DECLARED.map((op) => op.tool).sort());
+    for (const op of OPERATIONS) {
+      const declared = DECLARED.find((d) => d.tool === op.tool)!;
+      expect(op.method, op.tool).toBe(declared.method.toUpperCase());
+      expect(op.writes !== undefined || op.changes !== undefined, op.tool).toBe(declared.effect !== "read");
+    }
+  });
+
+  it.each(OPERATIONS.map((op) => [op.name, op] as const))(
+    "%s: its sample succeeds over HTTP and MCP",
+    async (_, op) => {
+      for (const transport of ["http", "mcp"] as const) {
+        const f = await fixture(op);
+        const res = await send(env.DB, transport, op, f);
+        expect(res.status, res.text).toBe(200);
+        if (transport === "mcp") expect(res.body.result.isError, res.text).toBeFalsy();
+      }
+    },
+  );
+});
+
+describe("the write path", () => {
+  it.each(WRITES.map((op) => [op.name, op] as const))(
+    "%s records its change, its event and its key's answer together",
+    async (_, op) => {
+      const f = await fixture(op);
+      const key = crypto.randomUUID();
+      const res = await send(env.DB, "http", op, f, key);
+      expect(res.status, res.text).toBe(200);
+      expect(await count("SELECT count(*) AS n FROM events WHERE org_id = ?", f.tenant.orgId)).toBe(1);
+      const body = await env.DB.prepare("SELECT body FROM idempotency_keys WHERE org_id = ? AND key = ?")
+        .bind(f.tenant.orgId, key)
+        .first<{ body: string }>();
+      expect(body?.body).toBe(res.text);
+    },
+  );
+
+  it.each(WRITES.map((op) => [op.name, op] as const))(
+    "%s: after a fault at any statement of its batch, the event and the key's record are both there or both absent",
+    async (_, op) => {
+      const probe = wrapD1(env.DB);
+      await send(probe.db, "http", op, await fixture(op), crypto.randomUUID());
+      const isWrite = (trip: Trip) => trip.sql.some((sql) => /insert into "events"/i.test(sql));
+      const size = probe.trips.find(isWrite)!.statements.length;
+      // 0: the batch fails before reaching D1; n: D1 fails it after its statement n ran and wrote.
+      for (let after = 0; after < size; after++) {
+        const f = await fixture(op);
+        const key = crypto.randomUUID();
+        const faulty = wrapD1(env.DB, after === 0 ? { fail: isWrite } : { midBatch: { match: isWrite, after } });
+        const res = await send(faulty.db, "http", op, f, key);
+        const failed = faulty.trips.some((trip) => trip.failed);
+        const events = await count("SELECT count(*) AS n FROM events WHERE org_id = ?", f.tenant.orgId);
+        const records = await count(
+          "SELECT count(*) AS n FROM idempotency_keys WHERE org_id = ? AND key = ? AND status IS NOT NULL",
+          f.tenant.orgId,
+          key,
+        );
+        expect([failed ? 503 : 200, events, records], `after statement ${after}: ${res.text}`).toEqual(
+          failed ? [res.status, 0, 0] : [res.status, 1, 1],
+        );
+      }
+    },
+  );
+});

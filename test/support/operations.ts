@@ -1,0 +1,195 @@
+// The catalogue of the API's operations for the tests that must cover every
+// one of them (security suites, rate limits, faults, the write path): one
+// sample request per operation, over HTTP and as an MCP tool, and the fixture
+// it needs. test/integration/http/catalogue.test.ts fails when an operation is
+// declared (src/routes) but missing here, or listed here but not declared.
+import { eq } from "drizzle-orm";
+import { apiKeys, incidents } from "../../drizzle/schema";
+import { newId } from "../../src/lib/ids";
+import type { ReadResponse } from "./http";
+import { mcpCall } from "./mcp";
+import { call } from "./request";
+import { addAccount, db, newTenant, openAlways, type Tenant } from "./tenants";
+import { HOUR, slotAt } from "./time";
+
+// A whole UTC hour two days ahead: open, bookable, far from notice and horizon edges.
+export const SLOT = slotAt(2, 15);
+// Where a reschedule moves the incident booked at SLOT.
+export const NEW_SLOT = slotAt(2, 17);
+export const PHONE = "+19175550134";
+export const ACCOUNT_NAME = "Fault Tolerant Ltd";
+export const WRITE_TABLES = ["leads", "contacts", "incidents"] as const;
+export type WriteTable = (typeof WRITE_TABLES)[number];
+
+/** A fresh org (so a cold key), its schedule, one account, and for the incident operations one incident at SLOT. */
+export interface Fixture {
+  tenant: Tenant;
+  accountId: string;
+  incidentId: string;
+}
+
+export async function fixture(op: Operation): Promise<Fixture> {
+  const tenant = await newTenant("Catalogue");
+  // Used within the minute: the key's last-use hint is not due, so no write runs beside the request.
+  await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, tenant.keyId));
+  await openAlways(tenant, { capacity: 1 });
+  const { id } = await addAccount(tenant, ACCOUNT_NAME);
+  // Inserted as create-incident stores one, not through the API: the key stays cold.
+  const now = Date.now();
+  const incidentId = newId("inc", now);
+  if (op.incident)
+    await db()
+      .insert(incidents)
+      .values({
+        id: incidentId,
+        orgId: tenant.orgId,
+        status: "scheduled",
+        clientName: ACCOUNT_NAME,
+        insectName: "Termites",
+        accountId: id,
+        phone: PHONE,
+        startsAt: Date.parse(SLOT),
+        endsAt: Date.parse(SLOT) + HOUR,
+        createdAt: now,
+        updatedAt: now,
+      });
+  return { tenant, accountId: id, incidentId };
+}
+
+export interface Operation {
+  name: string;
+  tool: string;
+  method: "GET" | "POST";
+  path: (f: Fixture) => string;
+  /** The body of a POST, or the tool's arguments of a GET; a tool on one incident gets its `id` besides. */
+  args: (f: Fixture) => Record<string, unknown>;
+  writes?: WriteTable;
+  /** Works on the fixture's incident (which must then exist). */
+  incident?: boolean;
+  /** Changes the fixture's incident. */
+  changes?: "cancel" | "reschedule";
+}
+
+/** Every operation of the API, as tests send it. */
+export const OPERATIONS: Operation[] = [
+  {
+    name: "create lead",
+    tool: "create_lead",
+    method: "POST",
+    path: () => "/api/v1/leads",
+    args: () => ({ firstName: "Fay", email: "fay@example.com" }),
+    writes: "leads",
+  },
+  {
+    name: "create contact",
+    tool: "create_contact",
+    method: "POST",
+    path: () => "/api/v1/contacts",
+    args: (f) => ({ firstName: "Col", accountId: f.accountId }),
+    writes: "contacts",
+  },
+  {
+    name: "list contacts",
+    tool: "list_contacts",
+    method: "GET",
+    path: () => "/api/v1/contacts?limit=10",
+    args: () => ({ limit: 10 }),
+  },
+  {
+    name: "get account",
+    tool: "get_account",
+    method: "GET",
+    path: (f) => `/api/v1/accounts/${f.accountId}`,
+    args: (f) => ({ id: f.accountId }),
+  },
+  {
+    name: "available appointments",
+    tool: "find_available_appointments",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/available-appointments",
+    args: () => ({ dateTime: SLOT, limit: 5 }),
+  },
+  {
+    name: "is booking available",
+    tool: "check_booking_availability",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/is-booking-available",
+    args: () => ({ dateTime: SLOT }),
+  },
+  {
+    name: "create incident",
+    tool: "create_incident",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/create-incident",
+    args: () => ({ dateTime: SLOT, clientName: ACCOUNT_NAME, insectName: "Termites", phone: PHONE, notes: "Gate 4" }),
+    writes: "incidents",
+  },
+  {
+    name: "find caller",
+    tool: "find_caller",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/find-caller",
+    args: () => ({ phone: "(917) 555-0134" }),
+    incident: true,
+  },
+  {
+    name: "get incident",
+    tool: "get_incident",
+    method: "GET",
+    path: (f) => `/api/v1/incidents/${f.incidentId}`,
+    args: (f) => ({ id: f.incidentId }),
+    incident: true,
+  },
+  {
+    name: "list incidents",
+    tool: "list_incidents",
+    method: "GET",
+    path: () => `/api/v1/incidents?limit=10&phone=${encodeURIComponent(PHONE)}`,
+    args: () => ({ limit: 10, phone: PHONE }),
+    incident: true,
+  },
+  {
+    name: "list events",
+    tool: "list_events",
+    method: "GET",
+    path: () => "/api/v1/events?limit=10",
+    args: () => ({ limit: 10 }),
+  },
+  {
+    name: "cancel incident",
+    tool: "cancel_incident",
+    method: "POST",
+    path: (f) => `/api/v1/incidents/${f.incidentId}/cancel`,
+    args: () => ({ reason: "Moved away" }),
+    incident: true,
+    changes: "cancel",
+  },
+  {
+    name: "reschedule incident",
+    tool: "reschedule_incident",
+    method: "POST",
+    path: (f) => `/api/v1/incidents/${f.incidentId}/reschedule`,
+    args: () => ({ dateTime: NEW_SLOT }),
+    incident: true,
+    changes: "reschedule",
+  },
+];
+export const CHANGES = OPERATIONS.filter((op) => op.changes);
+
+export type Transport = "http" | "mcp";
+
+/** One request to the app with `binding` as its D1, over HTTP or as an MCP tool call. */
+export async function send(
+  binding: D1Database,
+  transport: Transport,
+  op: Operation,
+  f: Fixture,
+  idempotencyKey?: string,
+): Promise<ReadResponse> {
+  const headers: Record<string, string> = idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey };
+  const bindings = { DB: binding };
+  // A tool on one incident takes its id as an argument (the HTTP path holds it).
+  const id = op.incident && op.path(f).includes(f.incidentId) ? { id: f.incidentId } : {};
+  if (transport === "mcp") return mcpCall(f.tenant, op.tool, { ...id, ...op.args(f) }, { headers, bindings });
+  return call(f.tenant, op.path(f), { body: op.method === "POST" ? op.args(f) : undefined, headers, bindings });
+}
