@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./env";
 import { methodNotAllowed } from "./http/method-not-allowed";
-import { mountOperations } from "./http/operation";
 import { ApiError, problemResponse, renderError } from "./http/problem";
 import { mcpRoutes } from "./mcp/routes";
 import { auth } from "./middleware/auth";
 import { database } from "./middleware/database";
+import { mountOperations } from "./middleware/mount";
 import { requestId } from "./middleware/request-id";
 import { requestLog } from "./middleware/request-log";
 import { docsRoutes } from "./openapi/routes";

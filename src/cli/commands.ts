@@ -1,4 +1,4 @@
-// The commands of the admin CLI (contract 6): each checks the operator's
+// The commands of the admin CLI (docs/operations.md, "The admin CLI"): each checks the operator's
 // input, calls src/db, and turns a null (no such org or key) into a CliError.
 import { insertAccounts } from "../db/accounts";
 import { createKey, listKeys, revokeKey } from "../db/api-keys";

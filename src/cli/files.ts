@@ -16,7 +16,7 @@ async function readText(file: string): Promise<string> {
   }
 }
 
-/** A `schedule set` document (contract 5.1), or a CliError listing every problem. */
+/** A `schedule set` document (docs/api.md, "The schedule"), or a CliError listing every problem. */
 export async function parseScheduleFile(file: string): Promise<ScheduleDocument> {
   const text = await readText(file);
   let json: unknown;

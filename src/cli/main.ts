@@ -1,4 +1,4 @@
-// The admin CLI of contract section 6: `npm run admin -- <command> [flags]`.
+// The admin CLI (docs/operations.md, "The admin CLI"): `npm run admin -- <command> [flags]`.
 // With --json, stdout carries exactly one JSON object; messages go to stderr.
 import { parseArgs } from "node:util";
 import { createDb } from "../db/client";

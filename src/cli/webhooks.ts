@@ -1,4 +1,4 @@
-// `webhook …` commands of the admin CLI (contract 9.2). Secrets are made and
+// `webhook …` commands of the admin CLI (docs/operations.md, "Webhook endpoints"). Secrets are made and
 // encrypted here, shown once by `add` and `rotate-secret`, and never read back.
 import { EVENT_TYPES, type EventType } from "../../drizzle/schema";
 import type { Db } from "../db/client";

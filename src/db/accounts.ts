@@ -3,7 +3,7 @@ import { accounts } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
-import type { NewAccount } from "../schemas/accounts";
+import type { Account, NewAccount } from "../schemas/accounts";
 import type { Db } from "./client";
 import { countryOf } from "./orgs";
 
@@ -24,7 +24,7 @@ export function accountView({
   mobileE164: _m,
   businessE164: _b,
   ...account
-}: AccountRow) {
+}: AccountRow): Account {
   return { ...account, createdAt: toIso(account.createdAt), updatedAt: toIso(account.updatedAt) };
 }
 

@@ -3,7 +3,7 @@ import { accounts, contacts } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
-import type { ContactFilters, NewContact } from "../schemas/contacts";
+import type { Contact, ContactFilters, NewContact } from "../schemas/contacts";
 import { type CursorPosition, type Db, inColumnOrder, insertWhere } from "./client";
 import type { HeldKey, Written } from "./idempotency";
 import { hasPhone } from "./phones";
@@ -89,6 +89,6 @@ export function contactView({
   mobileE164: _m,
   businessE164: _b,
   ...contact
-}: ContactRow) {
+}: ContactRow): Contact {
   return { ...contact, createdAt: toIso(contact.createdAt), updatedAt: toIso(contact.updatedAt) };
 }

@@ -3,6 +3,7 @@ import { accounts, type IncidentStatus, incidents } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Booking, type SlotTimes, slotView } from "../scheduling/slots";
+import type { Incident } from "../schemas/incidents";
 import { type CursorPosition, type Db, inColumnOrder, insertWhere } from "./client";
 import type { HeldKey, Written } from "./idempotency";
 import type { Org } from "./orgs";
@@ -53,7 +54,7 @@ export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[])
 }
 
 /** The incident as the API shows it (docs/api.md, "Incidents"): its appointment in the org's zone. */
-export function incidentView(row: IncidentRow, timeZone: string) {
+export function incidentView(row: IncidentRow, timeZone: string): Incident {
   const { remaining: _, ...appointment } = slotView({ start: row.startsAt, end: row.endsAt, remaining: 0 }, timeZone);
   return {
     id: row.id,

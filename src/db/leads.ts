@@ -2,7 +2,7 @@ import { leads } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
-import type { NewLead } from "../schemas/leads";
+import type { Lead, NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder } from "./client";
 import type { HeldKey, Written } from "./idempotency";
 import { commitWrite } from "./write";
@@ -41,7 +41,7 @@ export async function createLead(db: Db, { orgId, country, lead, now, held }: Le
   return written;
 }
 
-export function leadView({ orgId: _org, mobileE164: _m, businessE164: _b, ...lead }: LeadRow) {
+export function leadView({ orgId: _org, mobileE164: _m, businessE164: _b, ...lead }: LeadRow): Lead {
   // Overwriting keys keeps their place, so the fields stay in the spec's order.
   return { ...lead, estimatedCloseDate: toIsoOrNull(lead.estimatedCloseDate), createdAt: toIso(lead.createdAt) };
 }

@@ -1,4 +1,4 @@
-// Reads a POST body the way contract section 3 orders the checks: media type
+// Reads a POST body the way docs/api.md ("Errors") orders the checks: media type
 // (415), size (413), JSON syntax (400). The text is handed to the validator
 // through Hono's body cache, so the body is read only once.
 import { createMiddleware } from "hono/factory";

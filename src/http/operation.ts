@@ -1,17 +1,11 @@
 // One declaration per operation: method, path, schemas,
 // problems, MCP tool name and handler together, in the route file of its
-// resource. The router (mountOperations), the OpenAPI document and the MCP
+// resource. The router (src/middleware/mount.ts), the OpenAPI document and the MCP
 // tool list are all read off these declarations.
-import type { Context, Hono, MiddlewareHandler } from "hono";
-import * as z from "zod";
+import type { Context } from "hono";
+import type * as z from "zod";
 import type { AppEnv } from "../env";
-import { once } from "../lib/once";
-import { idempotency } from "../middleware/idempotency";
-import { rateLimit } from "../middleware/rate-limit";
-import { jsonBody } from "./body";
 import type { ProblemCode } from "./errors";
-import { methodNotAllowed } from "./method-not-allowed";
-import { validate } from "./validate";
 
 /** A schema as declared: built on first use (src/lib/once.ts), so startup builds none. */
 export type Lazy<T extends z.ZodType = z.ZodType> = () => T;
@@ -55,8 +49,6 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   handler(c: Context<AppEnv>, input: Input<B, Q, P>): Response | Promise<Response>;
 }
 
-const noQuery = once(() => z.strictObject({}));
-
 /** Types the handler's input by the schemas it is declared with. */
 export const defineOperation = <
   B extends Schema = undefined,
@@ -79,34 +71,3 @@ export function toolAnnotations(op: Operation) {
 
 /** Hono's form of an OpenAPI path template: `/accounts/{id}` → `/accounts/:id`. */
 export const routePath = (template: string) => template.replace(/\{(\w+)\}/g, ":$1");
-
-/**
- * The middleware an operation needs, in the order of checks of docs/api.md
- * ("Errors"), after authentication and routing: rate limit (429), the body
- * guard (415, 413, 400), validation (422), then Idempotency-Key on every POST.
- */
-function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
-  const checks = [
-    op.body && validate("json", op.body),
-    // Every operation checks its query: one that takes none refuses any parameter (unknown_field).
-    validate("query", op.query ?? noQuery),
-    op.params && validate("param", op.params),
-  ].filter((check) => check !== undefined) as MiddlewareHandler[];
-  return [rateLimit, ...(op.body ? [jsonBody] : []), ...checks, ...(op.method === "post" ? [idempotency] : [])];
-}
-
-/** Routes every operation, then answers 405 (with Allow) for any other method on their paths. */
-export function mountOperations(app: Hono<AppEnv>, operations: readonly Operation[]) {
-  const allowed = new Map<string, string[]>();
-  for (const op of operations) {
-    const handler: MiddlewareHandler<AppEnv> = async (c) =>
-      op.handler(c, {
-        body: op.body && c.req.valid("json" as never),
-        query: op.query && c.req.valid("query" as never),
-        params: op.params && c.req.valid("param" as never),
-      });
-    app.on([op.method.toUpperCase()], [routePath(op.path)], ...middlewareOf(op), handler);
-    allowed.set(op.path, [...(allowed.get(op.path) ?? []), op.method.toUpperCase()]);
-  }
-  for (const [path, methods] of allowed) app.all(routePath(path), methodNotAllowed(...methods.sort()));
-}

@@ -4,7 +4,9 @@ import * as z from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from "zod-openapi";
 import { EVERY_OPERATION, PROBLEMS, type ProblemCode, type ProblemEntry, WITH_BODY } from "../http/errors";
 import type { Operation } from "../http/operation";
-import { health, incidentNotChangeable, problem, slotUnavailable } from "../schemas/responses";
+import { slotUnavailable } from "../schemas/ai-agent";
+import { health, problem } from "../schemas/common";
+import { incidentNotChangeable } from "../schemas/incidents";
 
 const problemContent = (schema: z.ZodType = problem()) => ({ "application/problem+json": { schema } });
 

@@ -2,28 +2,10 @@ import { getAccount } from "../db/accounts";
 import { defineOperation } from "../http/operation";
 import { ApiError } from "../http/problem";
 import { once } from "../lib/once";
+import { ACCOUNT_EXAMPLE, account } from "../schemas/accounts";
 import { idParam } from "../schemas/common";
-import { account } from "../schemas/responses";
 
 const accountIdParam = once(() => idParam("The account's id", "acct_demo0000000000000000000001"));
-
-export const ACCOUNT_EXAMPLE = {
-  id: "acct_demo0000000000000000000001",
-  name: "Acme Apartments",
-  accountType: 1,
-  email: "office@acme-apartments.example",
-  mobilePhone: null,
-  businessPhone: "+1 212 555 0100",
-  buildingLocation: null,
-  street1: "12 Elm Street",
-  street2: null,
-  city: "New York",
-  postalCode: "10001",
-  state: "NY",
-  country: "US",
-  createdAt: "2026-11-23T15:04:05.123Z",
-  updatedAt: "2026-11-23T15:04:05.123Z",
-};
 
 export const accountOperations = [
   defineOperation({

@@ -8,12 +8,19 @@ import { slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
 import { toIso } from "../lib/datetime";
-import { alternativesAfter, scanBookable } from "../scheduling/scan";
 import { assessSlot, type Reason, remainingCounter, slotView } from "../scheduling/slots";
-import { availableAppointmentsBody, bookingCheckBody, createIncidentBody, findCallerBody } from "../schemas/ai-agent";
-import { availableAppointments, bookedIncident, bookingCheck, caller } from "../schemas/responses";
-import { ACCOUNT_EXAMPLE } from "./accounts";
-import { INCIDENT_EXAMPLE } from "./incidents";
+import { ACCOUNT_EXAMPLE } from "../schemas/accounts";
+import {
+  availableAppointments,
+  availableAppointmentsBody,
+  bookingCheck,
+  bookingCheckBody,
+  caller,
+  createIncidentBody,
+  findCallerBody,
+} from "../schemas/ai-agent";
+import { bookedIncident, INCIDENT_EXAMPLE } from "../schemas/incidents";
+import { alternativesAfter, scanBookable } from "../services/availability";
 
 export const aiAgentOperations = [
   defineOperation({

@@ -4,27 +4,7 @@ import { defineOperation } from "../http/operation";
 import { validationFailed } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
-import { createContactBody, listContactsQuery } from "../schemas/contacts";
-import { contact, contactPage } from "../schemas/responses";
-
-const CONTACT_EXAMPLE = {
-  id: "ct_01m81qn5z3krebz4psy4c264e8",
-  firstName: "Jane",
-  lastName: "Homeowner",
-  email: "jane@example.com",
-  mobilePhone: null,
-  businessPhone: null,
-  accountId: "acct_demo0000000000000000000003",
-  buildingLocation: null,
-  street1: null,
-  street2: null,
-  city: null,
-  postalCode: null,
-  state: null,
-  country: null,
-  createdAt: "2026-11-23T15:04:05.123Z",
-  updatedAt: "2026-11-23T15:04:05.123Z",
-};
+import { CONTACT_EXAMPLE, contact, contactPage, createContactBody, listContactsQuery } from "../schemas/contacts";
 
 export const contactOperations = [
   defineOperation({

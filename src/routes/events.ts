@@ -3,9 +3,8 @@
 import { listEvents } from "../db/events";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { defineOperation } from "../http/operation";
-import { listEventsQuery } from "../schemas/events";
-import { eventPage } from "../schemas/responses";
-import { INCIDENT_EXAMPLE } from "./incidents";
+import { eventPage, listEventsQuery } from "../schemas/events";
+import { INCIDENT_EXAMPLE } from "../schemas/incidents";
 
 /** The position before the first event (seq 0); cursors carry an id, which the events list does not use. */
 const START = { at: 0, id: "evt_00000000000000000000000000" };

@@ -11,31 +11,17 @@ import { defineOperation } from "../http/operation";
 import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
-import { alternativesAfter } from "../scheduling/scan";
 import { assessSlot } from "../scheduling/slots";
-import { cancelIncidentBody, incidentIdParam, listIncidentsQuery, rescheduleIncidentBody } from "../schemas/incidents";
-import { incident, incidentPage } from "../schemas/responses";
-
-export const INCIDENT_EXAMPLE = {
-  id: "inc_01m81r170vt72z173z69cgy8ce",
-  status: "scheduled",
-  dateTime: "2026-11-24T13:00:00.000Z",
-  clientName: "Jane Homeowner",
-  insectName: "termites",
-  accountId: "acct_demo0000000000000000000003",
-  phone: "+19175550199",
-  notes: "Side gate code 4412; droppings in the garage",
-  appointment: {
-    start: "2026-11-24T13:00:00.000Z",
-    end: "2026-11-24T14:00:00.000Z",
-    localStart: "2026-11-24T08:00:00-05:00",
-    localEnd: "2026-11-24T09:00:00-05:00",
-  },
-  createdAt: "2026-11-23T15:04:05.123Z",
-  updatedAt: "2026-11-23T15:04:05.123Z",
-  cancelledAt: null,
-  cancelReason: null,
-};
+import {
+  cancelIncidentBody,
+  INCIDENT_EXAMPLE,
+  incident,
+  incidentIdParam,
+  incidentPage,
+  listIncidentsQuery,
+  rescheduleIncidentBody,
+} from "../schemas/incidents";
+import { alternativesAfter } from "../services/availability";
 
 /** How many times a change is decided again when other changes to the incident keep coming first. */
 const CHANGE_ATTEMPTS = 5;

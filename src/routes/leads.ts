@@ -1,8 +1,7 @@
 import { createLead } from "../db/leads";
 import { defineOperation } from "../http/operation";
 import { writtenResponse } from "../http/written";
-import { createLeadBody } from "../schemas/leads";
-import { lead } from "../schemas/responses";
+import { createLeadBody, lead } from "../schemas/leads";
 
 export const leadOperations = [
   defineOperation({

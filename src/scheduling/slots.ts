@@ -1,6 +1,7 @@
 // The slot engine: pure functions of (schedule, bookings, now, instants).
 // No clock, no I/O; callers pass `now` and the bookings of the window.
 import { MAX_INSTANT } from "../lib/datetime";
+import type { SlotOut } from "../schemas/slots";
 import { type Interval, minutesOf, type Schedule, WEEKDAYS } from "./schedule";
 import { dateString, type LocalDate, localDateOf, localIso, localToInstant, weekday } from "./zone";
 
@@ -151,7 +152,7 @@ export function findBookable(query: SlotQuery): Slot[] {
 }
 
 /** The slot object (docs/api.md, "Slot objects"). */
-export function slotView(slot: Slot, timeZone: string) {
+export function slotView(slot: Slot, timeZone: string): SlotOut {
   return {
     start: new Date(slot.start).toISOString(),
     end: new Date(slot.end).toISOString(),

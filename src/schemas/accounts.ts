@@ -1,6 +1,16 @@
 import * as z from "zod";
 import { once } from "../lib/once";
-import { addressFields, LIMITS, optionalCode, optionalEmail, phoneFields, requiredText } from "./common";
+import {
+  addressFields,
+  addressOut,
+  isoOut,
+  LIMITS,
+  optionalCode,
+  optionalEmail,
+  phoneFields,
+  requiredText,
+  textOut,
+} from "./common";
 
 /** One account of an `accounts import` file (accounts are created by operators only). */
 export const importAccount = once(() =>
@@ -14,3 +24,39 @@ export const importAccount = once(() =>
 );
 
 export type NewAccount = z.output<ReturnType<typeof importAccount>>;
+
+export const account = once(() =>
+  z
+    .object({
+      id: z.string().meta({ example: "acct_demo0000000000000000000001" }),
+      name: z.string(),
+      accountType: z.number().int().nullable(),
+      email: textOut(),
+      mobilePhone: textOut(),
+      businessPhone: textOut(),
+      ...addressOut(),
+      createdAt: isoOut(),
+      updatedAt: isoOut(),
+    })
+    .meta({ id: "Account" }),
+);
+
+export type Account = z.output<ReturnType<typeof account>>;
+
+export const ACCOUNT_EXAMPLE: Account = {
+  id: "acct_demo0000000000000000000001",
+  name: "Acme Apartments",
+  accountType: 1,
+  email: "office@acme-apartments.example",
+  mobilePhone: null,
+  businessPhone: "+1 212 555 0100",
+  buildingLocation: null,
+  street1: "12 Elm Street",
+  street2: null,
+  city: "New York",
+  postalCode: "10001",
+  state: "NY",
+  country: "US",
+  createdAt: "2026-11-23T15:04:05.123Z",
+  updatedAt: "2026-11-23T15:04:05.123Z",
+};

@@ -1,6 +1,10 @@
 import * as z from "zod";
 import { once } from "../lib/once";
-import { dateTime, LIMITS, optionalText, requiredText } from "./common";
+import { account } from "./accounts";
+import { dateTime, isoOut, LIMITS, optionalText, problem, requiredText } from "./common";
+import { contact } from "./contacts";
+import { incident } from "./incidents";
+import { reason, slot } from "./slots";
 
 export const availableAppointmentsBody = once(() =>
   z.strictObject({
@@ -37,4 +41,39 @@ export const findCallerBody = once(() =>
       example: "+19175550134",
     }),
   }),
+);
+
+export const availableAppointments = once(() =>
+  z
+    .object({ timeZone: z.string().meta({ example: "America/New_York" }), slots: z.array(slot()) })
+    .meta({ id: "AvailableAppointments" }),
+);
+
+export const bookingCheck = once(() =>
+  z
+    .object({
+      dateTime: isoOut(),
+      available: z.boolean(),
+      reason: reason().nullable(),
+      slot: slot().nullable(),
+      alternatives: z.array(slot()),
+    })
+    .meta({ id: "BookingCheck" }),
+);
+
+export const caller = once(() =>
+  z
+    .object({
+      phone: z.string().meta({ example: "+19175550134" }),
+      contacts: z.array(contact()),
+      accounts: z.array(account()),
+      upcomingIncidents: z.array(incident()),
+    })
+    .meta({ id: "Caller" }),
+);
+
+export const slotUnavailable = once(() =>
+  problem()
+    .extend({ reason: reason(), alternatives: z.array(slot()) })
+    .meta({ id: "SlotUnavailableProblem" }),
 );

@@ -3,6 +3,7 @@
 // an empty string or explicit null means "absent" and comes out as null.
 import * as z from "zod";
 import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
+import { once } from "../lib/once";
 
 // A lone surrogate or a NUL could not be read back as written (docs/api.md, "Conventions").
 const isCleanText = (value: string) => value.isWellFormed() && !value.includes("\0");
@@ -162,3 +163,43 @@ export const queryInteger = ({
         Object.assign(jsonSchema, { type: "integer", minimum: min, maximum: max, default: fallback, example });
       },
     });
+
+// Building blocks of the response schemas (each resource's file declares its
+// own, once, built on first use like the request schemas).
+
+/** A UTC date-time as every response writes it. */
+export const isoOut = () => z.string().meta({ format: "date-time", example: "2026-11-23T14:00:00.000Z" });
+
+/** A string member that is null when absent. */
+export const textOut = () => z.string().nullable();
+
+/** The postal-address members of leads, contacts and accounts. */
+export const addressOut = () => ({
+  buildingLocation: textOut(),
+  street1: textOut(),
+  street2: textOut(),
+  city: textOut(),
+  postalCode: textOut(),
+  state: textOut(),
+  country: textOut(),
+});
+
+/** A keyset page of `item`s. */
+export const pageOf = (item: z.ZodType, id: string) =>
+  z.object({ data: z.array(item), hasMore: z.boolean(), nextCursor: z.string().nullable() }).meta({ id });
+
+export const problem = once(() =>
+  z
+    .object({
+      type: z.string().meta({ example: "/problems/validation_failed" }),
+      title: z.string(),
+      status: z.number().int(),
+      code: z.string().meta({ example: "validation_failed" }),
+      detail: z.string().optional(),
+      requestId: z.string(),
+      errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).optional(),
+    })
+    .meta({ id: "Problem", description: "RFC 9457 problem details" }),
+);
+
+export const health = once(() => z.object({ status: z.literal("ok") }).meta({ id: "Health" }));

@@ -2,14 +2,18 @@ import * as z from "zod";
 import { once } from "../lib/once";
 import {
   addressFields,
+  addressOut,
   cursorParam,
+  isoOut,
   LIMITS,
   optionalEmail,
   optionalText,
+  pageOf,
   phoneFields,
   queryDateTime,
   queryInteger,
   queryText,
+  textOut,
 } from "./common";
 
 const REACHABLE_BY = ["firstName", "lastName", "email", "mobilePhone", "businessPhone"] as const;
@@ -59,4 +63,44 @@ export type ContactFilters = Partial<
 > & {
   /** E.164. */
   phone?: string;
+};
+
+export const contact = once(() =>
+  z
+    .object({
+      id: z.string().meta({ example: "ct_01m81qn5z3krebz4psy4c264e8" }),
+      firstName: textOut(),
+      lastName: textOut(),
+      email: textOut(),
+      mobilePhone: textOut(),
+      businessPhone: textOut(),
+      accountId: textOut(),
+      ...addressOut(),
+      createdAt: isoOut(),
+      updatedAt: isoOut(),
+    })
+    .meta({ id: "Contact" }),
+);
+
+export type Contact = z.output<ReturnType<typeof contact>>;
+
+export const contactPage = once(() => pageOf(contact(), "ContactPage"));
+
+export const CONTACT_EXAMPLE: Contact = {
+  id: "ct_01m81qn5z3krebz4psy4c264e8",
+  firstName: "Jane",
+  lastName: "Homeowner",
+  email: "jane@example.com",
+  mobilePhone: null,
+  businessPhone: null,
+  accountId: "acct_demo0000000000000000000003",
+  buildingLocation: null,
+  street1: null,
+  street2: null,
+  city: null,
+  postalCode: null,
+  state: null,
+  country: null,
+  createdAt: "2026-11-23T15:04:05.123Z",
+  updatedAt: "2026-11-23T15:04:05.123Z",
 };

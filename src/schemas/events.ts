@@ -1,7 +1,11 @@
 import * as z from "zod";
 import { EVENT_TYPES } from "../../drizzle/schema";
 import { once } from "../lib/once";
-import { cursorParam, queryInteger } from "./common";
+import { cursorParam, isoOut, queryInteger } from "./common";
+import { contact } from "./contacts";
+import { incident } from "./incidents";
+import { lead } from "./leads";
+import { appointment } from "./slots";
 
 export const listEventsQuery = once(() =>
   z.strictObject({
@@ -9,4 +13,39 @@ export const listEventsQuery = once(() =>
     cursor: cursorParam(),
     type: z.enum(EVENT_TYPES).optional().meta({ description: "Only events of this type", example: "incident.created" }),
   }),
+);
+
+/** An event (docs/webhooks.md, "Events"): the resource as it was right after the change. */
+export const event = once(() => {
+  const fields = {
+    id: z
+      .string()
+      .meta({ example: "evt_01m81r170vt72z173z69cgy8ce", description: "Also the webhook-id of its deliveries" }),
+    timestamp: isoOut().meta({ description: "When the change was made" }),
+  };
+  return z
+    .discriminatedUnion("type", [
+      z.object({ ...fields, type: z.literal("lead.created"), data: lead() }),
+      z.object({ ...fields, type: z.literal("contact.created"), data: contact() }),
+      z.object({ ...fields, type: z.enum(["incident.created", "incident.cancelled"]), data: incident() }),
+      z.object({
+        ...fields,
+        type: z.literal("incident.rescheduled"),
+        data: incident(),
+        previous: z
+          .object({ dateTime: isoOut(), appointment: appointment() })
+          .meta({ description: "The appointment before the move" }),
+      }),
+    ])
+    .meta({ id: "Event" });
+});
+
+export const eventPage = once(() =>
+  z
+    .object({
+      data: z.array(event()),
+      hasMore: z.boolean(),
+      nextCursor: z.string().meta({ description: "Never null: call again with it later for the events after these" }),
+    })
+    .meta({ id: "EventPage" }),
 );

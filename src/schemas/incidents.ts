@@ -1,7 +1,21 @@
 import * as z from "zod";
 import { INCIDENT_STATUSES } from "../../drizzle/schema";
 import { once } from "../lib/once";
-import { cursorParam, dateTime, idParam, LIMITS, optionalText, queryDateTime, queryInteger, queryText } from "./common";
+import {
+  cursorParam,
+  dateTime,
+  idParam,
+  isoOut,
+  LIMITS,
+  optionalText,
+  pageOf,
+  problem,
+  queryDateTime,
+  queryInteger,
+  queryText,
+  textOut,
+} from "./common";
+import { appointment, slot } from "./slots";
 
 export const incidentIdParam = once(() => idParam("The incident's id", "inc_01m81r170vt72z173z69cgy8ce"));
 
@@ -37,3 +51,60 @@ export const rescheduleIncidentBody = once(() =>
     dateTime: dateTime().meta({ description: "The start of the new slot" }),
   }),
 );
+
+const incidentFields = () => ({
+  id: z.string().meta({ example: "inc_01m81r170vt72z173z69cgy8ce" }),
+  status: z.enum(["scheduled", "cancelled"]).meta({ description: "A cancelled incident holds no slot" }),
+  dateTime: isoOut().meta({ description: "Equals appointment.start" }),
+  clientName: z.string(),
+  insectName: z.string(),
+  accountId: textOut(),
+  phone: textOut().meta({ description: "The caller's number, E.164", example: "+19175550134" }),
+  notes: textOut(),
+  appointment: appointment(),
+  createdAt: isoOut(),
+  updatedAt: isoOut(),
+  cancelledAt: isoOut().nullable(),
+  cancelReason: textOut(),
+});
+
+/** An incident as a resource (docs/api.md, "Incidents"). */
+export const incident = once(() => z.object(incidentFields()).meta({ id: "Incident" }));
+
+export type Incident = z.output<ReturnType<typeof incident>>;
+
+/** create-incident's answer: the incident, its appointment with the places left. */
+export const bookedIncident = once(() =>
+  z
+    .object({ ...incidentFields(), appointment: slot() })
+    .meta({ id: "BookedIncident", description: "The incident; its appointment also carries `remaining`" }),
+);
+
+export const incidentPage = once(() => pageOf(incident(), "IncidentPage"));
+
+export const incidentNotChangeable = once(() =>
+  problem()
+    .extend({ reason: z.enum(["cancelled", "in_the_past"]) })
+    .meta({ id: "IncidentNotChangeableProblem" }),
+);
+
+export const INCIDENT_EXAMPLE: Incident = {
+  id: "inc_01m81r170vt72z173z69cgy8ce",
+  status: "scheduled",
+  dateTime: "2026-11-24T13:00:00.000Z",
+  clientName: "Jane Homeowner",
+  insectName: "termites",
+  accountId: "acct_demo0000000000000000000003",
+  phone: "+19175550199",
+  notes: "Side gate code 4412; droppings in the garage",
+  appointment: {
+    start: "2026-11-24T13:00:00.000Z",
+    end: "2026-11-24T14:00:00.000Z",
+    localStart: "2026-11-24T08:00:00-05:00",
+    localEnd: "2026-11-24T09:00:00-05:00",
+  },
+  createdAt: "2026-11-23T15:04:05.123Z",
+  updatedAt: "2026-11-23T15:04:05.123Z",
+  cancelledAt: null,
+  cancelReason: null,
+};

@@ -1,4 +1,4 @@
-// Issue 21's data repair, done when the events feed of a repaired database
+// The data repair (docs/operations.md, "Dates outside the years 0001–9999"), done when the events feed of a repaired database
 // validates against the OpenAPI document. Over a real `wrangler dev`: leads
 // whose instants the code before the range check stored out of range (seeded
 // into D1 as it wrote them), an events feed that the served document's own

@@ -9,7 +9,7 @@ import { insertAccounts } from "../../../src/db/accounts";
 import { createKey } from "../../../src/db/api-keys";
 import { createOrg, setCountry } from "../../../src/db/orgs";
 import { importAccount } from "../../../src/schemas/accounts";
-import * as schemas from "../../../src/schemas/responses";
+import { caller } from "../../../src/schemas/ai-agent";
 import { wrapD1 } from "../../support/d1";
 import { bookIncident } from "../../support/incidents";
 import { expectProblem } from "../../support/problem";
@@ -53,7 +53,7 @@ const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
 function expectCaller(res: Awaited<ReturnType<typeof find>>) {
   expect(res.status, res.text).toBe(200);
   expect(res.headers.get("Content-Type")).toMatch(/^application\/json/);
-  const parsed = strict(schemas.caller()).safeParse(res.body);
+  const parsed = strict(caller()).safeParse(res.body);
   expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
   expect(res.text).not.toMatch(/e164/i);
   return res.body as {

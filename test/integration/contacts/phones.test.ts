@@ -7,8 +7,9 @@ import { describe, expect, it } from "vitest";
 import { contacts, leads } from "../../../drizzle/schema";
 import { insertAccounts } from "../../../src/db/accounts";
 import { createOrg } from "../../../src/db/orgs";
-import { importAccount } from "../../../src/schemas/accounts";
-import * as schemas from "../../../src/schemas/responses";
+import { account, importAccount } from "../../../src/schemas/accounts";
+import { contactPage, contact as contactSchema } from "../../../src/schemas/contacts";
+import { lead as leadSchema } from "../../../src/schemas/leads";
 import type { ReadResponse } from "../../support/http";
 import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";
@@ -41,7 +42,7 @@ const listContacts = (t: Tenant, query: string) => call(t, `/api/v1/contacts?${q
 /** A 200 page of the documented shape, with no E.164 column anywhere; returns its body. */
 function expectPage(res: ReadResponse) {
   expect(res.status, res.text).toBe(200);
-  const parsed = strict(schemas.contactPage()).safeParse(res.body);
+  const parsed = strict(contactPage()).safeParse(res.body);
   expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
   expect(res.text).not.toMatch(/e164/i);
   return res.body as { data: Contact[]; hasMore: boolean; nextCursor: string | null };
@@ -257,14 +258,14 @@ describe("free-text phones and their stored E.164 form", () => {
     for (const [tenant, phones, stored] of cases) {
       const contact = await call(tenant, "/api/v1/contacts", { body: { firstName: "Pat", ...phones } });
       expect(contact.status, contact.text).toBe(200);
-      expect(strict(schemas.contact()).safeParse(contact.body).success, contact.text).toBe(true);
+      expect(strict(contactSchema()).safeParse(contact.body).success, contact.text).toBe(true);
       expect(contact.text).not.toMatch(/e164/i);
       expect(contact.body).toMatchObject({ mobilePhone: null, businessPhone: null, ...phones });
       expect(await storedContact(contact.body.id)).toEqual(stored);
 
       const lead = await call(tenant, "/api/v1/leads", { body: { lastName: "Lee", ...phones } });
       expect(lead.status, lead.text).toBe(200);
-      expect(strict(schemas.lead()).safeParse(lead.body).success, lead.text).toBe(true);
+      expect(strict(leadSchema()).safeParse(lead.body).success, lead.text).toBe(true);
       expect(lead.text).not.toMatch(/e164/i);
       expect(lead.body).toMatchObject({ mobilePhone: null, businessPhone: null, ...phones });
       expect(await storedLead(lead.body.id)).toEqual(stored);
@@ -282,7 +283,7 @@ describe("free-text phones and their stored E.164 form", () => {
     const id = imported!.accounts[0]!.id;
     const res = await call(t, `/api/v1/accounts/${id}`);
     expect(res.status, res.text).toBe(200);
-    expect(strict(schemas.account()).safeParse(res.body).success, res.text).toBe(true);
+    expect(strict(account()).safeParse(res.body).success, res.text).toBe(true);
     expect(res.text).not.toMatch(/e164/i);
     expect(res.body).toMatchObject({ mobilePhone: "(917) 555-0134", businessPhone: "front desk" });
     const found = await call(t, "/api/v1/ai-agent/find-caller", { body: { phone: PHONE } });

@@ -8,7 +8,7 @@ import { asc, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { EVENT_TYPES, type EventType, events } from "../../../drizzle/schema";
-import { event, eventPage } from "../../../src/schemas/responses";
+import { event, eventPage } from "../../../src/schemas/events";
 import type { ReadResponse } from "../../support/http";
 import { bookIncident } from "../../support/incidents";
 import { expectProblem } from "../../support/problem";

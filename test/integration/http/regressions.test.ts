@@ -7,7 +7,7 @@ import { slotIn } from "../../support/time";
 
 let t: Tenant;
 beforeAll(async () => {
-  t = await openTenant("Issue 6 bugs");
+  t = await openTenant("Regression bugs");
 });
 
 // Bug 1 (src/http/body.ts + Hono's c.req.json()): a number JSON cannot hold becomes null.
@@ -29,7 +29,7 @@ it.each([
 
 // Bug 2 (src/middleware/database.ts with the auth cache): X-D1-Bookmark tells a live key from an unknown one.
 it("a 401 has the same headers whether the key is unknown or live with another org's id", async () => {
-  const other = await newTenant("Issue 6 other");
+  const other = await newTenant("Regression other");
   await call(t, "/api/v1/contacts"); // the key is now verified and cached
   const unknownKey = await call({ apiKey: `fsk_${"Z".repeat(40)}`, orgId: other.orgId }, "/api/v1/contacts");
   const liveKeyWrongOrg = await call({ apiKey: t.apiKey, orgId: other.orgId }, "/api/v1/contacts");

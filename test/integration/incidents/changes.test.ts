@@ -5,7 +5,9 @@
 // changes.
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../../src/db/api-keys";
-import { incident, incidentNotChangeable, problem, slotUnavailable } from "../../../src/schemas/responses";
+import { slotUnavailable } from "../../../src/schemas/ai-agent";
+import { problem } from "../../../src/schemas/common";
+import { incident, incidentNotChangeable } from "../../../src/schemas/incidents";
 import { bookIncident } from "../../support/incidents";
 import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";

@@ -4,7 +4,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { incidents } from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
-import { incident, incidentPage, problem } from "../../../src/schemas/responses";
+import { problem } from "../../../src/schemas/common";
+import { incident, incidentPage } from "../../../src/schemas/incidents";
 import { expectProblem } from "../../support/problem";
 import { strict } from "../../support/strict";
 import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";

@@ -1,7 +1,12 @@
 // The served document and docs page, and real responses checked against the
 // documented response schemas (strictly: an undocumented field fails).
 import { beforeAll, describe, expect, it } from "vitest";
-import * as schemas from "../../../src/schemas/responses";
+import { account } from "../../../src/schemas/accounts";
+import { availableAppointments, bookingCheck, caller, slotUnavailable } from "../../../src/schemas/ai-agent";
+import { health, problem } from "../../../src/schemas/common";
+import { contact, contactPage } from "../../../src/schemas/contacts";
+import { bookedIncident, incident, incidentNotChangeable, incidentPage } from "../../../src/schemas/incidents";
+import { lead } from "../../../src/schemas/leads";
 import { bookIncident } from "../../support/incidents";
 import { call } from "../../support/request";
 import { strict } from "../../support/strict";
@@ -46,43 +51,39 @@ describe("GET /api/v1/openapi.json and /docs", () => {
 
 describe("responses match the documented schemas", () => {
   it.each([
-    [
-      "lead",
-      schemas.lead,
-      () => call(t, "/api/v1/leads", { body: { firstName: "A", estimatedCloseDate: "2026-12-01" } }),
-    ],
-    ["contact", schemas.contact, () => call(t, "/api/v1/contacts", { body: { firstName: "A" } })],
-    ["contact page", schemas.contactPage, () => call(t, "/api/v1/contacts?limit=1")],
-    ["account", schemas.account, async () => call(t, `/api/v1/accounts/${(await addAccount(t, "Doc Co")).id}`)],
+    ["lead", lead, () => call(t, "/api/v1/leads", { body: { firstName: "A", estimatedCloseDate: "2026-12-01" } })],
+    ["contact", contact, () => call(t, "/api/v1/contacts", { body: { firstName: "A" } })],
+    ["contact page", contactPage, () => call(t, "/api/v1/contacts?limit=1")],
+    ["account", account, async () => call(t, `/api/v1/accounts/${(await addAccount(t, "Doc Co")).id}`)],
     [
       "appointments",
-      schemas.availableAppointments,
+      availableAppointments,
       () => call(t, "/api/v1/ai-agent/available-appointments", { body: { dateTime: slotTime, limit: 2 } }),
     ],
     [
       "booking check",
-      schemas.bookingCheck,
+      bookingCheck,
       () => call(t, "/api/v1/ai-agent/is-booking-available", { body: { dateTime: slotTime } }),
     ],
     [
       "booked incident",
-      schemas.bookedIncident,
+      bookedIncident,
       () =>
         call(t, "/api/v1/ai-agent/create-incident", {
           body: { dateTime: slotTime, clientName: "Doc Co", insectName: "Ants", phone: "917 555 0134" },
         }),
     ],
-    ["incident", schemas.incident, async () => call(t, `/api/v1/incidents/${(await bookIncident(t)).id}`)],
-    ["incident page", schemas.incidentPage, () => call(t, "/api/v1/incidents?limit=1")],
+    ["incident", incident, async () => call(t, `/api/v1/incidents/${(await bookIncident(t)).id}`)],
+    ["incident page", incidentPage, () => call(t, "/api/v1/incidents?limit=1")],
     [
       "cancelled incident",
-      schemas.incident,
+      incident,
       async () => call(t, `/api/v1/incidents/${(await bookIncident(t)).id}/cancel`, { body: { reason: "gone" } }),
     ],
-    ["caller", schemas.caller, () => call(t, "/api/v1/ai-agent/find-caller", { body: { phone: "917 555 0134" } })],
+    ["caller", caller, () => call(t, "/api/v1/ai-agent/find-caller", { body: { phone: "917 555 0134" } })],
     [
       "incident not changeable",
-      schemas.incidentNotChangeable,
+      incidentNotChangeable,
       async () => {
         const { id } = await bookIncident(t);
         await call(t, `/api/v1/incidents/${id}/cancel`, { body: {} });
@@ -91,14 +92,14 @@ describe("responses match the documented schemas", () => {
     ],
     [
       "slot unavailable",
-      schemas.slotUnavailable,
+      slotUnavailable,
       () =>
         call(t, "/api/v1/ai-agent/create-incident", {
           body: { dateTime: "2020-01-01T00:00:00Z", clientName: "X", insectName: "Y" },
         }),
     ],
-    ["problem", schemas.problem, () => call(t, "/api/v1/leads", { body: { email: "bad" } })],
-    ["health", schemas.health, () => call(null, "/health")],
+    ["problem", problem, () => call(t, "/api/v1/leads", { body: { email: "bad" } })],
+    ["health", health, () => call(null, "/health")],
   ] as const)("%s", async (_name, schema, request) => {
     const res = await request();
     const result = strict(schema()).safeParse(res.body);

@@ -14,7 +14,7 @@ import {
   type Slot,
   type SlotTimes,
   slotView,
-} from "./slots";
+} from "../scheduling/slots";
 
 export interface ScanResult {
   slots: Slot[];

@@ -1,0 +1,46 @@
+// Mounts the declared operations (src/http/operation.ts) on the app, each
+// behind the middleware it needs, in the order of docs/api.md ("Errors":
+// order of checks), and answers 405 with Allow for other methods on their paths.
+import type { Hono, MiddlewareHandler } from "hono";
+import * as z from "zod";
+import type { AppEnv } from "../env";
+import { jsonBody } from "../http/body";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import { type Operation, routePath } from "../http/operation";
+import { validate } from "../http/validate";
+import { once } from "../lib/once";
+import { idempotency } from "./idempotency";
+import { rateLimit } from "./rate-limit";
+
+const noQuery = once(() => z.strictObject({}));
+
+/**
+ * The middleware an operation needs, in the order of checks of docs/api.md
+ * ("Errors"), after authentication and routing: rate limit (429), the body
+ * guard (415, 413, 400), validation (422), then Idempotency-Key on every POST.
+ */
+function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
+  const checks = [
+    op.body && validate("json", op.body),
+    // Every operation checks its query: one that takes none refuses any parameter (unknown_field).
+    validate("query", op.query ?? noQuery),
+    op.params && validate("param", op.params),
+  ].filter((check) => check !== undefined) as MiddlewareHandler[];
+  return [rateLimit, ...(op.body ? [jsonBody] : []), ...checks, ...(op.method === "post" ? [idempotency] : [])];
+}
+
+/** Routes every operation, then answers 405 (with Allow) for any other method on their paths. */
+export function mountOperations(app: Hono<AppEnv>, operations: readonly Operation[]) {
+  const allowed = new Map<string, string[]>();
+  for (const op of operations) {
+    const handler: MiddlewareHandler<AppEnv> = async (c) =>
+      op.handler(c, {
+        body: op.body && c.req.valid("json" as never),
+        query: op.query && c.req.valid("query" as never),
+        params: op.params && c.req.valid("param" as never),
+      });
+    app.on([op.method.toUpperCase()], [routePath(op.path)], ...middlewareOf(op), handler);
+    allowed.set(op.path, [...(allowed.get(op.path) ?? []), op.method.toUpperCase()]);
+  }
+  for (const [path, methods] of allowed) app.all(routePath(path), methodNotAllowed(...methods.sort()));
+}
