@@ -41,7 +41,7 @@ export interface Committed<S extends Statements> {
  */
 export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
   const { orgId, now, held, row, statements, event, body } = write;
-  const recorded = recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event });
+  const withEvent = recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event });
   const answer = held
     ? recordWithWrite(db, { held, table: row.table, id: row.id, body, state: row.state })
     : typeof body === "string"
@@ -50,8 +50,8 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
   const names = Object.keys(statements);
   const results = (await writeBatch(db, held, [
     ...Object.values(statements),
-    recorded.insert,
-    recorded.endpoints,
+    withEvent.insert,
+    withEvent.endpoints,
     ...(answer ? [answer] : []),
   ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
   // The event is inserted exactly when the row is in its state: when the change applied.
@@ -68,7 +68,7 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
     written: {
       body: text ?? "",
       recorded: held !== undefined && answered?.body != null,
-      event: recorded.recorded(endpoints),
+      event: withEvent.recorded(endpoints),
     },
   };
 }

@@ -1,7 +1,7 @@
 // Idempotency-Key (docs/api.md, "Retries"; after Stripe and the IETF draft). Runs after
 // body validation, so invalid requests are never recorded. The key is not
 // claimed before the operation: a write claims it in its own batch, beside
-// the write and the record of its answer (writeBatch, recordWithWrite), so a
+// the write and the record of its answer (src/db/write.ts), so a
 // first attempt takes no round trip of its own and a write is never committed
 // without its outcome; a key held by a record aborts that batch (KeyTaken),
 // and the answer comes from the record. Outcomes without a write (reads,
