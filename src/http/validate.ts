@@ -4,7 +4,7 @@ import { zValidator } from "@hono/zod-validator";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type * as z from "zod";
 import { normalizePhone } from "../lib/phones";
-import { type FieldError, validationFailed } from "./problem";
+import { ApiError, type FieldError, validationFailed } from "./problem";
 
 type Issue = z.core.$ZodIssue;
 
@@ -17,6 +17,27 @@ export function validate<Target extends "json" | "query" | "param">(target: Targ
   return function validation(c: Context, next: Next) {
     validator ??= validatorOf(target, schemaOf());
     return validator(c, next);
+  };
+}
+
+/**
+ * Runs the body, query and path validators of an operation together, so that
+ * one 422 lists every failing field of all three (docs/api.md, "Validation").
+ */
+export function validateAll(checks: (MiddlewareHandler | undefined)[]): MiddlewareHandler {
+  const present = checks.filter((check) => check !== undefined);
+  return async function validateInput(c: Context, next: Next) {
+    const errors: FieldError[] = [];
+    for (const check of present) {
+      try {
+        await check(c, async () => {});
+      } catch (error) {
+        if (!(error instanceof ApiError && error.code === "validation_failed" && error.extra.errors)) throw error;
+        errors.push(...error.extra.errors);
+      }
+    }
+    if (errors.length > 0) throw validationFailed(errors);
+    await next();
   };
 }
 

@@ -7,7 +7,7 @@ import type { AppEnv } from "../env";
 import { jsonBody } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import { type Operation, routePath } from "../http/operation";
-import { validate } from "../http/validate";
+import { validate, validateAll } from "../http/validate";
 import { once } from "../lib/once";
 import { idempotency } from "./idempotency";
 import { rateLimit } from "./rate-limit";
@@ -20,13 +20,13 @@ const noQuery = once(() => z.strictObject({}));
  * guard (415, 413, 400), validation (422), then Idempotency-Key on every POST.
  */
 function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
-  const checks = [
+  const validation = validateAll([
     op.body && validate("json", op.body),
     // Every operation checks its query: one that takes none refuses any parameter (unknown_field).
     validate("query", op.query ?? noQuery),
     op.params && validate("param", op.params),
-  ].filter((check) => check !== undefined) as MiddlewareHandler[];
-  return [rateLimit, ...(op.body ? [jsonBody] : []), ...checks, ...(op.method === "post" ? [idempotency] : [])];
+  ]);
+  return [rateLimit, ...(op.body ? [jsonBody] : []), validation, ...(op.method === "post" ? [idempotency] : [])];
 }
 
 /** Routes every operation, then answers 405 (with Allow) for any other method on their paths. */

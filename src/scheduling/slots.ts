@@ -60,11 +60,11 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
   }
 }
 
-/**
- * The latest end a slot can have: its local form, at up to +14:00, must still
- * be a date-time of year 9999 (after it, toISOString writes `+010000-…`).
- */
-const LAST_SLOT_END = MAX_INSTANT - 14 * 60 * MINUTE;
+/** The last local date: a slot ending after it could not be written (toISOString gives `+010000-…`). */
+const LAST_DATE = Math.floor(MAX_INSTANT / (1440 * MINUTE));
+
+/** Whether a slot ending at `end` has both forms writable: UTC and local both within year 9999. */
+const writable = (end: number, timeZone: string) => end <= MAX_INSTANT && localDateOf(end, timeZone) <= LAST_DATE;
 
 /** The slot starting exactly at `at`, and whether `at` falls inside opening hours at all. */
 export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null; inHours: boolean } {
@@ -74,7 +74,7 @@ export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null
   for (const opening of openingsOn(schedule, date)) {
     if (at < opening.start || at >= opening.end) continue;
     inHours = true;
-    if ((at - opening.start) % slotMs === 0 && at + slotMs <= Math.min(opening.end, LAST_SLOT_END))
+    if ((at - opening.start) % slotMs === 0 && at + slotMs <= opening.end && writable(at + slotMs, schedule.timeZone))
       return { slot: { start: at, end: at + slotMs }, inHours };
   }
   return { slot: null, inHours };

@@ -114,7 +114,9 @@ export const queryDateTime = () =>
 
 /** The `cursor` query parameter of a list. */
 export const cursorParam = () =>
-  z.string().max(1024).optional().meta({
+  // No max here: a longer cursor is no cursor, refused as invalid_cursor by src/http/cursor.ts.
+  z.string().optional().meta({
+    maxLength: 1024,
     description: "The nextCursor of the previous page",
     example: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgifQ.ypeBEsobvcr6wjGzmiPcTQ",
   });

@@ -51,6 +51,19 @@ describe("cursors", () => {
     await rejection(payload!);
   });
 
+  it("refuses the MAC spelled another way (base64url's unused low bits), and a cursor over 1024 characters", async () => {
+    const [payload, mac] = (await encodeCursor(position, scope)).split(".");
+    const last = mac!.at(-1)!;
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // 16 bytes are 22 characters: the last carries 2 bits, so its index's low 4 bits are spare.
+    const respelled = alphabet[alphabet.indexOf(last) ^ 1]!;
+    expect(atob(`${mac!.slice(0, -1)}${respelled}`.replaceAll("-", "+").replaceAll("_", "/"))).toBe(
+      atob(mac!.replaceAll("-", "+").replaceAll("_", "/")),
+    );
+    await rejection(`${payload}.${mac!.slice(0, -1)}${respelled}`);
+    await rejection(`${payload}.${mac}${"A".repeat(1024)}`);
+  });
+
   it.each([
     "",
     "%%%",

@@ -52,6 +52,16 @@ describe("date-times stay within 0001–9999 in UTC", () => {
       end: "9999-12-31T09:00:00.000Z",
       localEnd: "9999-12-31T23:00:00+14:00",
     });
+    // In UTC the same hour ends within 9999: it is a slot there.
+    const utc = await openTenant("Edge UTC");
+    const lastUtc = await call(utc, "/api/v1/ai-agent/is-booking-available", {
+      body: { dateTime: "9999-12-31T22:00:00Z" },
+    });
+    expect(lastUtc.body.slot).toMatchObject({ end: "9999-12-31T23:00:00.000Z", localEnd: "9999-12-31T23:00:00+00:00" });
+    const pastUtc = await call(utc, "/api/v1/ai-agent/is-booking-available", {
+      body: { dateTime: "9999-12-31T23:00:00Z" },
+    });
+    expect(pastUtc.body.slot).toBeNull();
   });
 });
 
@@ -87,6 +97,16 @@ describe("query strings are strict on every operation", () => {
     // Nothing was written by the refused writes.
     expect((await call(tenant, `/api/v1/incidents/${incident.id}`)).body.status).toBe("scheduled");
     expect((await call(tenant, "/api/v1/events?type=lead.created")).body.data).toEqual([]);
+  });
+
+  it("lists the body's and the query's failing fields in one 422", async () => {
+    const tenant = await newTenant();
+    const res = await call(tenant, "/api/v1/leads?force=1", { body: { firstName: 5 } });
+    expectProblem(res, 422, "validation_failed");
+    expect(res.body.errors).toEqual([
+      { path: "firstName", code: "invalid_type", message: "must be a string" },
+      { path: "force", code: "unknown_field", message: "unknown field" },
+    ]);
   });
 
   it.each([

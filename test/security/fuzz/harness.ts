@@ -471,6 +471,59 @@ function flip(cursor: string, n: number): string {
   return cursor.slice(0, at) + next + cursor.slice(at + 1);
 }
 
+const toBase64url = (binary: string) => btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+const fromBase64url = (text: string) => atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+
+/**
+ * A cursor (`base64url(JSON {t, i})` `.` `base64url(MAC)`, docs "Pagination")
+ * decoded, changed the n-th way and encoded again: its position (`t`, `i`)
+ * moved or retyped, its MAC changed, cut, lengthened, or swapped with the
+ * one of `other` (another org's cursor), a member added, the MAC left out.
+ */
+export function forge(cursor: string, n: number, other: string): string {
+  const [payload, mac] = cursor.split(".") as [string, string];
+  const position = JSON.parse(fromBase64url(payload)) as { t: number; i: string };
+  const withPosition = (changed: object) => `${toBase64url(JSON.stringify(changed))}.${mac}`;
+  const macBytes = fromBase64url(mac);
+  const withMac = (bytes: string) => `${payload}.${toBase64url(bytes)}`;
+  const at = Math.floor(n / 16) % macBytes.length;
+  const otherId = `${position.i.slice(0, -1)}${position.i.endsWith("0") ? "1" : "0"}`;
+  switch (n % 16) {
+    case 0:
+      return withPosition({ ...position, t: position.t + 1 });
+    case 1:
+      return withPosition({ ...position, t: position.t - 1 });
+    case 2:
+      return withPosition({ ...position, t: String(position.t) });
+    case 3:
+      return withPosition({ ...position, t: 0 });
+    case 4:
+      return withPosition({ ...position, i: otherId });
+    case 5:
+      return withPosition({ ...position, i: position.i.toUpperCase() });
+    case 6:
+      return withMac(macBytes.slice(0, at) + String.fromCharCode(macBytes.charCodeAt(at) ^ 1) + macBytes.slice(at + 1));
+    case 7:
+      return `${payload}.${other.split(".")[1]}`;
+    case 8:
+      return withMac(macBytes.slice(0, -1));
+    case 9:
+      return withMac(`${macBytes}\u0000`);
+    case 10:
+      return withPosition({ ...position, s: "0000000000000000" });
+    case 11:
+      return withPosition({ ...position, x: 1 });
+    case 12:
+      return `${toBase64url(`${JSON.stringify(position).slice(0, -1)},"t":${position.t}}`)}.${mac}`;
+    case 13:
+      return payload;
+    case 14:
+      return `${payload}.`;
+    default:
+      return `${other.split(".")[0]}.${mac}`;
+  }
+}
+
 /** The n-th spelling of an E.164 number: as is, grouped, national (read in the US), with punctuation. */
 export function spell(number: string, n: number): string {
   const us = /^\+1(\d{3})(\d{3})(\d{4})$/.exec(number);
@@ -557,6 +610,12 @@ export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: numb
       return foreign.eventCursor;
     case "flippedEventCursor":
       return flip(fx.cursors.events.plain.token, value.n);
+    case "forgedCursor":
+      return forge(fx.cursors.plain, value.n, foreign.cursor);
+    case "forgedIncidentCursor":
+      return forge(fx.cursors.incidents.plain.token, value.n, foreign.incidentCursor);
+    case "forgedEventCursor":
+      return forge(fx.cursors.events.plain.token, value.n, foreign.eventCursor);
   }
 }
 

@@ -11,6 +11,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OPERATIONS } from "../../../src/routes";
+import { mcpCall } from "../../support/mcp";
 import {
   type Answer,
   bookFresh,
@@ -50,6 +51,7 @@ import {
   eventListArgCases,
   eventListVerdict,
   expectAccountAnswer,
+  expectByIdAnswer,
   expectEventPage,
   expectIncidentAnswer,
   expectIncidentPage,
@@ -62,7 +64,7 @@ import {
   listVerdict,
   QUERY_FIELDS,
 } from "./reads";
-import { junkValue, Sym } from "./values";
+import { junkString, junkValue, Sym } from "./values";
 
 const TIMEOUT = 300_000;
 let foreign: Foreign;
@@ -90,6 +92,17 @@ const asQueryText = (value: unknown) =>
     /\p{Surrogate}/gu,
     "\uFFFD",
   );
+
+/**
+ * The query a GET tool on one resource sends: its arguments but `id` as
+ * parameters (null left out). The operation takes none, so each is refused.
+ */
+const queryOfExtras = (parsed: Record<string, unknown>) => {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(parsed))
+    if (name !== "id" && value !== null) params.set(name, asQueryText(value));
+  return `?${params}`;
+};
 
 /** The key as the tool's operation gets it: /mcp forwards the header as sent, empty included. */
 const forwardedKey = sentKey;
@@ -300,7 +313,9 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
         const parsed = overTheWire(args);
         const answer = await callTool(fx, "get_incident", args);
         expectSane(answer);
-        expectIncidentAnswer(answer, Object.hasOwn(parsed, "id") ? asQueryText(parsed.id) : null, fx);
+        expectByIdAnswer(answer, queryOfExtras(parsed), true, () =>
+          expectIncidentAnswer(answer, Object.hasOwn(parsed, "id") ? asQueryText(parsed.id) : null, fx),
+        );
         expectNothingOf(foreign, answer, JSON.stringify(parsed));
         return answer;
       });
@@ -318,7 +333,9 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
         const parsed = overTheWire(args);
         const answer = await callTool(fx, "get_account", args);
         expectSane(answer);
-        expectAccountAnswer(answer, Object.hasOwn(parsed, "id") ? asQueryText(parsed.id) : null, fx);
+        expectByIdAnswer(answer, queryOfExtras(parsed), true, () =>
+          expectAccountAnswer(answer, Object.hasOwn(parsed, "id") ? asQueryText(parsed.id) : null, fx),
+        );
         expectNothingOf(foreign, answer, JSON.stringify(parsed));
         return answer;
       });
@@ -327,6 +344,47 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
     },
     TIMEOUT,
   );
+});
+
+describe("tools/call arguments that are not an object", () => {
+  // src/mcp/server.ts (readCalls): arguments are an object of the tool's
+  // arguments by name; an array, a string, a number or a boolean is the
+  // JSON-RPC error -32602 in a sentence, and runs nothing. `arguments: null`
+  // means absent: the tool answers as for no arguments at all.
+  const INVALID_ARGUMENTS = {
+    code: -32602,
+    message: "MCP error -32602: Invalid tools/call params: arguments must be an object of the tool's arguments by name",
+  };
+  const notAnObject = fc.oneof(
+    fc.array(junkValue, { maxLength: 3 }),
+    junkString,
+    fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true })),
+    fc.boolean(),
+  );
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await newFixture();
+  });
+
+  it("every tool, 200 calls: -32602, nothing stored", async () => {
+    const tools = OPERATIONS.map((op) => op.tool);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...tools), notAnObject, async (tool, args) => {
+        const before = await countRows(fx.tenant.orgId);
+        const res = await mcpCall(fx.tenant, tool, args);
+        expect(res.status, res.text).toBe(200);
+        expect(res.body, res.text).toEqual({ jsonrpc: "2.0", id: 1, error: INVALID_ARGUMENTS });
+        expect(await countRows(fx.tenant.orgId)).toEqual(before);
+      }),
+      { seed: FUZZ_SEED, numRuns: 200 },
+    );
+  });
+
+  it.each(OPERATIONS.map((op) => op.tool))("%s with arguments null answers as with {}", async (tool) => {
+    const outcome = (answer: Answer) => [answer.status, answer.body.code, answer.body.errors];
+    const absent = await callTool(fx, tool, null);
+    expect(outcome(absent)).toEqual(outcome(await callTool(fx, tool, {})));
+  });
 });
 
 describe("an incident id that is no path segment", () => {

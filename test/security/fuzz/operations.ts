@@ -17,15 +17,21 @@ import {
 } from "./harness";
 import {
   type BodySpec,
+  type BodyVerdict,
   bodyVerdict,
   e164,
   type FieldKind,
   instantOf,
   isAbsent,
   isValidIdempotencyKey,
+  limitOf,
   type Named,
+  noQueryVerdict,
 } from "./oracle";
 import {
+  astralAt,
+  astralOver,
+  edgeDateTime,
   junkDateTime,
   junkNumber,
   junkPhone,
@@ -35,6 +41,7 @@ import {
   slot,
   UNKNOWN_KEYS,
   validDateTime,
+  validEdgeDateTime,
   validEmail,
   validPhone,
   validText,
@@ -88,7 +95,7 @@ const REACHABLE = ["firstName", "lastName", "email", "mobilePhone", "businessPho
 const nullable = <T>(arb: fc.Arbitrary<T>) =>
   fc.oneof({ arbitrary: arb, weight: 4 }, { arbitrary: fc.constant(null), weight: 1 });
 const nonBlank = (max: number) => validText(max).filter((s) => s.trim() !== "");
-const code = fc.integer({ min: 0, max: 2147483647 });
+const code = fc.oneof(fc.integer({ min: 0, max: 2147483647 }), fc.constantFrom(0, 2147483647));
 const validAddress = {
   buildingLocation: validText(200),
   street1: validText(500),
@@ -102,6 +109,13 @@ const codeJunk = fc.oneof(junkNumber, fc.constantFrom("1", "0x10", 2147483648, -
 
 /** The stored text of a valid string field: trimmed, and null when absent (contract 3). */
 const stored = (value: unknown) => (typeof value === "string" && value.trim() !== "" ? value.trim() : null);
+
+/** A valid estimatedCloseDate as the lead stores it: a plain date at 00:00 UTC, a date-time in UTC, null when absent. */
+const closeDate = (value: unknown) => {
+  if (isAbsent(value)) return null;
+  const text = String(value).trim();
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00.000Z` : iso(instantOf(text));
+};
 
 function expectEchoed(fields: string[], body: Record<string, unknown>, answer: Answer) {
   for (const field of fields) expect(answer.body[field], `${field} of ${answer.text}`).toBe(stored(body[field]));
@@ -156,7 +170,11 @@ export const createLead: PostOp = {
       accountType: code,
       rating: code,
       estimatedValue: nullable(fc.double({ min: 0, max: 1e12, noNaN: true })),
-      estimatedCloseDate: fc.oneof(validDateTime, fc.constantFrom("2026-12-15", "2028-02-29", "")),
+      estimatedCloseDate: fc.oneof(
+        validDateTime,
+        validEdgeDateTime,
+        fc.constantFrom("2026-12-15", "2028-02-29", "0001-01-01", "9999-12-31", ""),
+      ),
       ...validAddress,
     },
     { requiredKeys: [] },
@@ -170,7 +188,11 @@ export const createLead: PostOp = {
     accountType: codeJunk,
     rating: codeJunk,
     estimatedValue: fc.oneof(junkNumber, fc.constantFrom("100", -0.01, -1e-300)),
-    estimatedCloseDate: fc.oneof(junkDateTime, fc.constantFrom("2026-02-30", "2026-13-01", "0000-01-01", "2026-1-1")),
+    estimatedCloseDate: fc.oneof(
+      junkDateTime,
+      edgeDateTime,
+      fc.constantFrom("2026-02-30", "2026-13-01", "0000-01-01", "0000-12-31", "2026-1-1"),
+    ),
   },
   outcome(fx, body, answer) {
     expect(answer.status, answer.text).toBe(200);
@@ -178,6 +200,7 @@ export const createLead: PostOp = {
     fx.leads.add(answer.body.id);
     expectEchoed(LEAD_TEXT, body, answer);
     for (const field of ["leadSource", "accountType", "rating"]) expect(answer.body[field]).toBe(body[field] ?? null);
+    expect(answer.body.estimatedCloseDate).toBe(closeDate(body.estimatedCloseDate));
   },
 };
 
@@ -239,7 +262,7 @@ export const createContact: PostOp = {
 };
 
 const REASONS = ["in_the_past", "beyond_horizon", "closed", "not_a_slot_start", "too_soon", "fully_booked"];
-const dateTimeJunk = fc.oneof(junkDateTime, slot, fc.integer(), fc.constantFrom("", "   "));
+const dateTimeJunk = fc.oneof(junkDateTime, edgeDateTime, slot, fc.integer(), fc.constantFrom("", "   "));
 const INCIDENT_KEYS = [
   "id",
   "status",
@@ -279,7 +302,11 @@ export const createIncident: PostOp = {
   },
   valid: fc.record(
     {
-      dateTime: fc.oneof({ arbitrary: slot, weight: 4 }, { arbitrary: validDateTime, weight: 1 }),
+      dateTime: fc.oneof(
+        { arbitrary: slot, weight: 10 },
+        { arbitrary: validDateTime, weight: 2 },
+        { arbitrary: validEdgeDateTime, weight: 1 },
+      ),
       clientName: fc.oneof(
         nonBlank(200),
         fc.constantFrom(
@@ -334,7 +361,10 @@ export const findAppointments: PostOp = {
   tool: "find_available_appointments",
   spec: { fields: { dateTime: { type: "dateTime" }, limit: { type: "limit" } } },
   valid: fc.record(
-    { dateTime: fc.oneof(slot, validDateTime), limit: nullable(fc.integer({ min: 1, max: 100 })) },
+    {
+      dateTime: fc.oneof(slot, validDateTime, validEdgeDateTime),
+      limit: nullable(fc.oneof(fc.integer({ min: 1, max: 100 }), fc.constantFrom(1, 100))),
+    },
     { requiredKeys: ["dateTime"] },
   ),
   junk: { dateTime: dateTimeJunk, limit: fc.oneof(junkNumber, fc.constantFrom("10", 1.5, 0, -1, 1e9, 100, 101, "")) },
@@ -352,7 +382,7 @@ export const checkBooking: PostOp = {
   path: "/api/v1/ai-agent/is-booking-available",
   tool: "check_booking_availability",
   spec: { fields: { dateTime: { type: "dateTime" } } },
-  valid: fc.record({ dateTime: fc.oneof(slot, validDateTime) }),
+  valid: fc.record({ dateTime: fc.oneof(slot, validDateTime, validEdgeDateTime) }),
   junk: { dateTime: dateTimeJunk },
   outcome(_fx, _body, answer) {
     expect(answer.status, answer.text).toBe(200);
@@ -558,6 +588,7 @@ export const rescheduleIncident: PostOp = {
       { arbitrary: fc.nat().map((n) => new Sym("heldSlot", n)), weight: 2 },
       { arbitrary: fc.constant(new Sym("fullSlot")), weight: 1 },
       { arbitrary: validDateTime, weight: 1 },
+      { arbitrary: validEdgeDateTime, weight: 1 },
     ),
   }),
   junk: { dateTime: dateTimeJunk },
@@ -627,7 +658,29 @@ export interface PostCase {
   raw?: string | number[];
   contentType: string | null;
   idempotencyKey?: string;
+  /** The query string after the path ("" for none): the operation takes no parameter, so any is refused. */
+  query?: string;
 }
+
+/** Query strings sent to a POST: mostly none, else parameters it does not take (some named after its body's fields). */
+const postQueries = fc.oneof(
+  { arbitrary: fc.constant(""), weight: 20 },
+  {
+    arbitrary: fc.constantFrom(
+      "?",
+      "?force=true",
+      "?x=",
+      "?x=%20",
+      "?dateTime=2026-11-23T14:00:00Z",
+      "?limit=1",
+      "?reason=",
+      "?orgId=org_x&force=1",
+      "?a=1&a=2",
+      "?__proto__=1",
+    ),
+    weight: 1,
+  },
+);
 
 /** Media types and whether they are JSON (contract 3: anything else is 415). */
 export const CONTENT_TYPES: [string | null, boolean][] = [
@@ -697,7 +750,12 @@ const IDEMPOTENCY_KEYS = fc.constantFrom(
 /** JSON object bodies for `op`: valid, valid with one field mutated, valid plus an unknown field, or all junk. */
 export function objectCases(op: PostOp): fc.Arbitrary<Record<string, unknown>> {
   const fields = Object.keys(op.spec.fields);
-  const fieldValue = (field: string) => (op.junk[field] ? fc.oneof(junkValue, op.junk[field]!) : junkValue);
+  // A string field also gets strings at and just over its limit in UTF-16 code units (astral characters count 2).
+  const fieldValue = (field: string) => {
+    const max = limitOf(op.spec.fields[field]!);
+    const own = op.junk[field] ? [op.junk[field]!] : [];
+    return fc.oneof(junkValue, ...own, ...(max === undefined ? [] : [astralOver(max), astralAt(max)]));
+  };
   const mutated = fc
     .tuple(op.valid, fc.constantFrom(...fields))
     .chain(([body, field]) => fieldValue(field).map((value) => ({ ...body, [field]: value })));
@@ -743,7 +801,12 @@ export function postCases(op: PostOp): fc.Arbitrary<PostCase> {
   );
   const cases = fc.oneof(
     {
-      arbitrary: fc.record({ body: objectCases(op), contentType: jsonType, idempotencyKey: idempotencyKeys }),
+      arbitrary: fc.record({
+        body: objectCases(op),
+        contentType: jsonType,
+        idempotencyKey: idempotencyKeys,
+        query: postQueries,
+      }),
       weight: 12,
     },
     {
@@ -783,9 +846,9 @@ export function spoil(id: string, variant: Variant): string {
   }
 }
 
-/** The path of `op` for the incident id `id` (percent-encoded as a client would). */
-export const pathOf = (op: PostOp, id: string | undefined) =>
-  id === undefined ? op.path : op.path.replace("{id}", encodeURIComponent(id.toWellFormed()));
+/** The path of `op` for the incident id `id` (percent-encoded as a client would), then the query string. */
+export const pathOf = (op: PostOp, id: string | undefined, query = "") =>
+  (id === undefined ? op.path : op.path.replace("{id}", encodeURIComponent(id.toWellFormed()))) + query;
 
 /** A case made concrete for one fixture: the exact bytes to send. */
 export interface PostRequest {
@@ -835,7 +898,7 @@ export function expectValidationFailed(answer: Answer, must: Named[], may: Set<s
     expect(found, `${answer.text} must name ${JSON.stringify(entry)}`).toBeDefined();
     // Contract 3: a hint when a known field matches ignoring case, "_" and "-"; none otherwise.
     const squash = (name: string) => name.toLowerCase().split(/[_-]/).join("");
-    const hint = known.find((field) => squash(field) === squash(entry.path));
+    const hint = (entry.hintFrom ?? known).find((field) => squash(field) === squash(entry.path));
     if (entry.code === "unknown_field")
       expect(found!.message).toBe(hint ? `unknown field; did you mean '${hint}'?` : "unknown field");
   }
@@ -874,9 +937,20 @@ export function checkParsed(
   key: string | undefined,
   answer: Answer,
   sent: Sent,
+  query: BodyVerdict = noQueryVerdict(""),
 ) {
   const { verdict, must, may } = bodyVerdict(op.spec, parsed);
   const fields = Object.keys(op.spec.fields);
+  // Docs "Validation": the query is checked with the body, before the Idempotency-Key and the operation.
+  if (query.verdict !== "valid") {
+    const both = new Set([...may, ...query.may]);
+    const queryRefused = () => expectValidationFailed(answer, query.must, query.may);
+    // A known deviation (reported): beside an invalid body the server names the body's fields only.
+    if (verdict === "invalid") return expectValidationFailed(answer, must, both, fields);
+    if (verdict === "unknown") return expectOneOf([queryRefused, () => expectValidationFailed(answer, [], both)]);
+    if (query.verdict === "invalid") return queryRefused();
+    if (answer.status === 422) return expectValidationFailed(answer, [], query.may);
+  }
   const keyInvalid = key !== undefined && !isValidIdempotencyKey(key);
   const prior = key === undefined ? undefined : fx.keys.get(key);
   // A known deviation (see "a phone is validated with the body" in http.property.test.ts): when

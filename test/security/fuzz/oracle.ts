@@ -35,6 +35,8 @@ export interface BodySpec {
 export interface Named {
   path: string;
   code?: string;
+  /** The fields a did-you-mean hint of an unknown_field may name, when not the check's own (a query that takes none). */
+  hintFrom?: string[];
 }
 
 export interface BodyVerdict {
@@ -52,7 +54,12 @@ const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 const realDate = (y: number, m: number, d: number) =>
   m >= 1 && m <= 12 && d >= 1 && d <= (m === 2 && leap(y) ? 29 : DAYS[m - 1]!);
 
-/** The instant (ms, fractions truncated) of a date-time whose verdict is "valid". */
+/** The first and last instants a request may name (docs/api.md, "Conventions"), written as the docs write them. */
+export const FIRST_INSTANT = Date.parse("0001-01-01T00:00:00.000Z");
+export const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+const inRange = (at: number) => at >= FIRST_INSTANT && at <= LAST_INSTANT;
+
+/** The instant (ms, fractions truncated) of a date-time of the RFC 3339 form with a real date. */
 export function instantOf(text: string): number {
   const trimmed = text.trim();
   const [, y, mo, d, h, mi, s = "0", fraction = "", oh = "0", om = "0"] = RFC3339.exec(trimmed)!;
@@ -63,21 +70,35 @@ export function instantOf(text: string): number {
   return at.getTime() - sign * (Number(oh) * 60 + Number(om)) * 60_000;
 }
 
-/** Contract section 1: `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`, a real calendar date and clock time. */
+/**
+ * Contract section 1: `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`,
+ * a real calendar date and clock time; and (docs/api.md, "Conventions") an
+ * instant that, once in UTC, lies within FIRST_INSTANT … LAST_INSTANT.
+ */
 export function dateTimeVerdict(text: string): Verdict {
   const m = RFC3339.exec(text.trim());
   if (!m) return "invalid";
   const [, y, mo, d, h, mi, s = "0", fraction = "", oh = "0", om = "0"] = m;
+  const real = realDate(Number(y), Number(mo), Number(d)) && Number(h) <= 23 && Number(mi) <= 59 && Number(s) <= 60;
+  if (!real || Number(oh) > 23 || Number(om) > 59) return "invalid";
+  // Outside the range whatever reading the cases below get (a leap second read as the next minute or refused).
+  if (!inRange(instantOf(text))) return "invalid";
   // Year 0000, a leap second and fractions past nanoseconds: RFC 3339 allows them, the contract does not decide.
   if (Number(y) === 0 || Number(s) === 60 || fraction.length > 9) return "unknown";
-  const real = realDate(Number(y), Number(mo), Number(d)) && Number(h) <= 23 && Number(mi) <= 59 && Number(s) <= 59;
-  return real && Number(oh) <= 23 && Number(om) <= 59 ? "valid" : "invalid";
+  return "valid";
 }
+
+/** A date-time outside the range, which docs/api.md ("Conventions") answers with invalid_format. */
+export const isOutOfRange = (text: string) => {
+  const m = RFC3339.exec(text.trim());
+  return m !== null && realDate(Number(m[1]), Number(m[2]), Number(m[3])) && !inRange(instantOf(text));
+};
 
 function dateOrDateTimeVerdict(text: string): Verdict {
   const m = PLAIN_DATE.exec(text.trim());
   if (!m) return dateTimeVerdict(text);
-  if (Number(m[1]) === 0) return "unknown";
+  // A plain date is 00:00 UTC: year 0000 lies before the range, whatever else it is.
+  if (Number(m[1]) === 0) return "invalid";
   return realDate(Number(m[1]), Number(m[2]), Number(m[3])) ? "valid" : "invalid";
 }
 
@@ -94,6 +115,49 @@ const isRequired = (kind: FieldKind) =>
 export const isAbsent = (value: unknown) =>
   value === undefined || value === null || (typeof value === "string" && value.trim() === "");
 
+/** The most a string field holds, in UTF-16 code units (docs/api.md, "Length limits"), or undefined for other kinds. */
+export function limitOf(kind: FieldKind): number | undefined {
+  switch (kind.type) {
+    case "text":
+      return kind.max;
+    case "email":
+      return 320;
+    case "phone":
+      return 40;
+    case "accountId":
+      return 200;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The code a 422 must give an invalid string, where the docs name one: too
+ * long (trimmed, in UTF-16 code units: an emoji counts 2) is too_long, a lone
+ * surrogate or NUL is invalid_string (both at once: the docs do not say which).
+ */
+export function textCode(value: string, max: number): string | undefined {
+  const long = value.trim().length > max;
+  if (long) return isClean(value) ? "too_long" : undefined;
+  return isClean(value) ? undefined : "invalid_string";
+}
+
+/** What a 422 must say of a field the oracle found invalid: its path, and its code where the docs name one. */
+function invalidEntry(name: string, kind: FieldKind, value: unknown): Named {
+  const max = limitOf(kind);
+  if (typeof value === "string" && max !== undefined) {
+    if (value.trim().length > max || !isClean(value)) {
+      const code = textCode(value, max);
+      return code ? { path: name, code } : { path: name };
+    }
+    // A phone that is text of the right length but no valid number: invalid_phone (contract 8.1).
+    if (kind.type === "phone" && value.trim() !== "") return { path: name, code: "invalid_phone" };
+  }
+  if ((kind.type === "dateTime" || kind.type === "date") && typeof value === "string" && isOutOfRange(value))
+    return { path: name, code: "invalid_format" };
+  return { path: name };
+}
+
 export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
   if (value === undefined || value === null) return isRequired(kind) ? "invalid" : "valid";
   switch (kind.type) {
@@ -103,8 +167,8 @@ export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
     case "accountId": {
       if (typeof value !== "string" || !isClean(value)) return "invalid";
       const text = value.trim();
-      const max = kind.type === "email" ? 320 : kind.type === "accountId" ? 200 : kind.type === "phone" ? 40 : kind.max;
-      if (text.length > max) return "invalid";
+      // UTF-16 code units (JavaScript's length), as the docs count.
+      if (text.length > limitOf(kind)!) return "invalid";
       if (text === "") return isRequired(kind) ? "invalid" : "valid";
       if (kind.type === "phone") return e164(text) === null ? "invalid" : "valid";
       return kind.type === "email" ? emailVerdict(text) : "valid";
@@ -140,10 +204,8 @@ export function bodyVerdict(spec: BodySpec, body: Record<string, unknown>): Body
     const value = Object.hasOwn(body, name) ? body[name] : undefined;
     const verdict = fieldVerdict(kind, value);
     if (verdict === "invalid") {
-      // A phone that is text of the right length but no valid number: invalid_phone (contract 8.1),
-      // listed beside the other failing fields (contract 3: every failing field).
-      const number = kind.type === "phone" && typeof value === "string" && isClean(value) && value.trim() !== "";
-      must.push(number && value.trim().length <= 40 ? { path: name, code: "invalid_phone" } : { path: name });
+      // Listed beside the other failing fields (contract 3: every failing field).
+      must.push(invalidEntry(name, kind, value));
       may.add(name);
       invalid = true;
     } else if (verdict === "unknown") unknown = true;
@@ -156,6 +218,22 @@ export function bodyVerdict(spec: BodySpec, body: Record<string, unknown>): Body
     }
   }
   return { verdict: invalid ? "invalid" : unknown ? "unknown" : "valid", must, may };
+}
+
+/**
+ * Docs "Validation": every operation checks its query string, and one that
+ * takes no parameter refuses any, each `unknown_field` (with no hint: the
+ * query has no field to hint at), whatever its value. A parameter without a
+ * name (`?=x`) is left open.
+ */
+export function noQueryVerdict(query: string): BodyVerdict {
+  const names = [...new Set(new URLSearchParams(query).keys())];
+  const named = names.filter((name) => name !== "");
+  return {
+    verdict: named.length > 0 ? "invalid" : names.length > 0 ? "unknown" : "valid",
+    must: named.map((path) => ({ path, code: "unknown_field", hintFrom: [] })),
+    may: new Set(named),
+  };
 }
 
 /** Contract 7: an Idempotency-Key is 1–255 printable ASCII characters. */

@@ -6,8 +6,22 @@ import fc from "fast-check";
 import { expect } from "vitest";
 import { EVENT_TYPES } from "../../../drizzle/schema";
 import type { Answer, Fixture, IssuedCursor, IssuedEventCursor } from "./harness";
-import { type BodyVerdict, dateTimeVerdict, e164, instantOf, type Named, type Verdict } from "./oracle";
+import { expectValidationFailed } from "./operations";
 import {
+  type BodyVerdict,
+  dateTimeVerdict,
+  e164,
+  instantOf,
+  isOutOfRange,
+  type Named,
+  noQueryVerdict,
+  textCode,
+  type Verdict,
+} from "./oracle";
+import {
+  astralAt,
+  astralOver,
+  edgeDateTime,
   junkDateTime,
   junkPhone,
   junkString,
@@ -15,6 +29,7 @@ import {
   Sym,
   slot,
   validDateTime,
+  validEdgeDateTime,
   validEmail,
   validPhone,
 } from "./values";
@@ -59,9 +74,10 @@ const cursorValue = fc.oneof(
     weight: 3,
   },
   { arbitrary: fc.nat().map((n) => new Sym("flippedCursor", n)), weight: 2 },
+  { arbitrary: fc.nat().map((n) => new Sym("forgedCursor", n)), weight: 2 },
   fc.base64String({ maxLength: 80 }),
   fc.string({ maxLength: 40 }),
-  fc.constantFrom("x".repeat(1025), "", " ", "eyJ0IjowfQ", "null", "%", "a+b/c=="),
+  fc.constantFrom("x".repeat(1025), " ".repeat(1025), "", " ", "\t", "eyJ0IjowfQ", "null", "%", "a+b/c=="),
   fc
     .record({
       t: fc.oneof(fc.integer(), fc.double(), fc.constant(-1)),
@@ -78,7 +94,11 @@ const accountIdValue = fc.oneof(
     new Sym("foreignContactId"),
   ),
   junkString,
+  astralAt(200),
+  astralOver(200),
 );
+/** A value of a query parameter sent empty or blank (docs "Validation": empty_value, or its own check's error). */
+const blank = fc.constantFrom("", " ", "\t", "\u00A0", "  \n ");
 const otherName = fc.oneof(
   fc.constantFrom(
     "Limit",
@@ -102,17 +122,27 @@ const phoneFilter = fc.oneof(
   { arbitrary: fc.nat().map((n) => new Sym("ownPhone", n)), weight: 4 },
   { arbitrary: fc.nat().map((n) => new Sym("foreignPhone", n)), weight: 1 },
   { arbitrary: validPhone, weight: 1 },
-  { arbitrary: fc.oneof(junkPhone, junkString), weight: 2 },
+  { arbitrary: fc.oneof(junkPhone, junkString, astralOver(40)), weight: 2 },
 );
 
 const pair = fc.oneof(
   { arbitrary: fc.tuple(fc.constant("limit"), limitValue), weight: 3 },
   { arbitrary: fc.tuple(fc.constant("cursor"), cursorValue), weight: 3 },
   { arbitrary: fc.tuple(fc.constant("accountId"), accountIdValue), weight: 2 },
-  { arbitrary: fc.tuple(fc.constant("email"), fc.oneof(validEmail, junkString)), weight: 2 },
+  {
+    arbitrary: fc.tuple(fc.constant("email"), fc.oneof(validEmail, junkString, astralAt(320), astralOver(320))),
+    weight: 2,
+  },
   { arbitrary: fc.tuple(fc.constant("phone"), phoneFilter), weight: 2 },
-  { arbitrary: fc.tuple(fc.constant("updatedSince"), fc.oneof(junkDateTime, validDateTime)), weight: 2 },
-  { arbitrary: fc.tuple(otherName, junkString), weight: 1 },
+  {
+    arbitrary: fc.tuple(
+      fc.constant("updatedSince"),
+      fc.oneof(junkDateTime, validDateTime, validEdgeDateTime, edgeDateTime),
+    ),
+    weight: 2,
+  },
+  { arbitrary: fc.tuple(fc.constantFrom(...QUERY_FIELDS), blank), weight: 1 },
+  { arbitrary: fc.tuple(otherName, fc.oneof(junkString, blank)), weight: 1 },
 );
 
 /** list_contacts tool arguments: the query's parameters as an object, some with values of other JSON types. */
@@ -136,7 +166,14 @@ export const accountArgCases = fc.record(
       ),
       junkValue,
     ),
-    extra: fc.dictionary(fc.constantFrom("orgId", "limit", "x", "__proto__"), junkValue, { maxKeys: 2 }),
+    // Other members become query parameters, which a GET by id refuses: mostly none.
+    extra: fc.oneof(
+      { arbitrary: fc.constant({}), weight: 3 },
+      {
+        arbitrary: fc.dictionary(fc.constantFrom("orgId", "limit", "x", "__proto__"), junkValue, { maxKeys: 2 }),
+        weight: 1,
+      },
+    ),
   },
   { requiredKeys: ["extra"] },
 );
@@ -171,50 +208,66 @@ export const listCases: fc.Arbitrary<ListCase> = fc.record({
 function limitVerdict(value: string): Verdict {
   if (/^[1-9]\d*$/.test(value)) return Number(value) <= 200 ? "valid" : "invalid";
   if (/^\d+$/.test(value)) return Number(value) >= 1 && Number(value) <= 200 ? "unknown" : "invalid";
-  // Whitespace around a number, or an empty value: the contract does not say.
-  return value.trim() !== value || value === "" ? "unknown" : "invalid";
+  // Whitespace around a number: the contract does not say.
+  return value.trim() !== value ? "unknown" : "invalid";
 }
 
-const isClean = (s: string) => s.isWellFormed() && !s.includes("\u0000");
-
-/** A phone filter (contract 8.1): empty is the contract's "absent" or not, it does not say for a query; else a valid number. */
-function phoneVerdict(value: string): Verdict {
-  if (value.trim() === "") return "unknown";
-  return value.trim().length <= 40 && e164(value) !== null ? "valid" : "invalid";
+/** A query value's verdict, and the code a 422 must give it where the docs name one. */
+interface ValueCheck {
+  verdict: Verdict;
+  code?: string;
 }
 
-function queryFieldVerdict(name: string, value: string): Verdict {
+/** Free text of at most `max` UTF-16 code units (trimmed): too_long, invalid_string (contract 3). */
+const textCheck = (value: string, max: number): ValueCheck => {
+  const code = textCode(value, max);
+  return code || value.trim().length > max ? { verdict: "invalid", ...(code ? { code } : {}) } : { verdict: "valid" };
+};
+
+/** A phone filter (contract 8.1): text of at most 40 code units that is a valid number, else invalid_phone. */
+function phoneCheck(value: string): ValueCheck {
+  const text = textCheck(value, 40);
+  if (text.verdict === "invalid") return text;
+  return e164(value) !== null ? { verdict: "valid" } : { verdict: "invalid", code: "invalid_phone" };
+}
+
+/** Parameters whose values are any text: a blank one fails nothing but the empty-value rule. */
+const TEXT_PARAMETERS = ["cursor", "accountId", "email", "phone"];
+
+function queryFieldCheck(name: string, value: string): ValueCheck {
+  // Docs "Validation": an empty or blank value is refused; a parameter whose own check fails on it (not an
+  // integer, not one of the enumerated values, not a date-time) may say so instead of empty_value.
+  if (value.trim() === "") {
+    const ownCheck = name === "cursor" ? value.length > 1024 : !TEXT_PARAMETERS.includes(name);
+    return ownCheck ? { verdict: "invalid" } : { verdict: "invalid", code: "empty_value" };
+  }
   switch (name) {
     case "limit":
-      return limitVerdict(value);
+      return { verdict: limitVerdict(value) };
     case "cursor":
-      if (value.length > 1024) return "invalid";
-      return value === "" || value.trim() !== value ? "unknown" : "valid";
+      if (value.length > 1024) return { verdict: "invalid" };
+      return { verdict: value.trim() !== value ? "unknown" : "valid" };
     case "accountId":
-      return isClean(value) && value.trim().length <= 200 ? "valid" : "unknown";
+      return textCheck(value, 200);
     case "email":
-      return isClean(value) && value.trim().length <= 320 ? "valid" : "unknown";
+      return textCheck(value, 320);
     case "phone":
-      return phoneVerdict(value);
+      return phoneCheck(value);
     case "status":
-      // Contract 8.3: scheduled or cancelled; spacing and "" are left open (strings are trimmed, "" is absent).
-      if (value === "scheduled" || value === "cancelled") return "valid";
-      return value.trim() !== value || value === "" ? "unknown" : "invalid";
+      // Contract 8.3: scheduled or cancelled; spacing is left open (strings are trimmed).
+      if (value === "scheduled" || value === "cancelled") return { verdict: "valid" };
+      return { verdict: value.trim() !== value ? "unknown" : "invalid" };
     case "type":
-      // Contract 9.1: one of the five event types; spacing and "" are left open, as for status.
-      if ((EVENT_TYPES as readonly string[]).includes(value)) return "valid";
-      return value.trim() !== value || value === "" ? "unknown" : "invalid";
-    default:
-      return value.trim() === "" ? "unknown" : dateTimeVerdict(value);
+      // Contract 9.1: one of the five event types; spacing is left open, as for status.
+      if ((EVENT_TYPES as readonly string[]).includes(value)) return { verdict: "valid" };
+      return { verdict: value.trim() !== value ? "unknown" : "invalid" };
+    default: {
+      // Docs "Conventions": an instant outside 0001–9999 in UTC is invalid_format.
+      const verdict = dateTimeVerdict(value);
+      return verdict === "invalid" && isOutOfRange(value) ? { verdict, code: "invalid_format" } : { verdict };
+    }
   }
 }
-
-/** What a 422 must say of an invalid value: a phone that is no number is `invalid_phone`, anything else is named only. */
-const invalidEntry = (name: string, value: string): Named =>
-  name === "phone" && value.trim().length <= 40 ? { path: name, code: "invalid_phone" } : { path: name };
-
-const oneCharApart = (a: string, b: string) =>
-  a.length === b.length && [...a].filter((ch, i) => ch !== b[i]).length <= 1;
 
 /** Each parameter of a query string against a list's fields: unknown and repeated parameters, then each value. */
 function paramsVerdict(pairs: [string, string][], fields: string[]) {
@@ -226,45 +279,75 @@ function paramsVerdict(pairs: [string, string][], fields: string[]) {
   let unknown = false;
   for (const [name, values] of byName) {
     // A parameter without a name ("?=x") may be ignored: the contract does not say.
-    const verdict =
+    const check: { verdict: Verdict | "unknown_field"; code?: string } =
       name === ""
-        ? "unknown"
+        ? { verdict: "unknown" }
         : !fields.includes(name)
-          ? "unknown_field"
+          ? { verdict: "unknown_field" }
           : values.length > 1
-            ? "invalid"
-            : queryFieldVerdict(name, values[0]!);
+            ? { verdict: "invalid" }
+            : queryFieldCheck(name, values[0]!);
+    const { verdict } = check;
     if (verdict === "unknown_field") must.push({ path: name, code: "unknown_field" });
-    else if (verdict === "invalid") must.push(values.length > 1 ? { path: name } : invalidEntry(name, values[0]!));
+    else if (verdict === "invalid") must.push(check.code ? { path: name, code: check.code } : { path: name });
     invalid ||= verdict === "invalid" || verdict === "unknown_field";
     unknown ||= verdict === "unknown";
   }
   return { byName, must, may, invalid, unknown, single: (name: string) => byName.get(name)?.[0] };
 }
 
+/** The bytes of base64url text as a forgiving decoder (atob) reads them, or null when it is none. */
+function bytesOf(text: string): string | null {
+  try {
+    return atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    return null;
+  }
+}
+
 /**
- * A cursor against the org and filters it was issued for: those issued with
- * exactly these filters (a filter may be spelled otherwise: the same number,
- * the same trimmed id) are valid; one character off the first may still
- * decode to a position of the list (cursors are scoped, not signed); any
- * other is invalid_cursor.
+ * Another spelling of `token`: the same payload, and a MAC of the same length
+ * whose last character differs only in the bits base64 leaves unused (atob
+ * reads the same bytes). The docs do not say whether that is the same cursor.
+ */
+function respelled(cursor: string, token: string): boolean {
+  const [payload, mac, ...rest] = cursor.split(".");
+  const [issuedPayload, issuedMac] = token.split(".");
+  return (
+    cursor !== token &&
+    rest.length === 0 &&
+    payload === issuedPayload &&
+    mac !== undefined &&
+    mac.length === issuedMac!.length &&
+    /^[A-Za-z0-9_-]+$/.test(mac) &&
+    bytesOf(mac) === bytesOf(issuedMac!)
+  );
+}
+
+/**
+ * A cursor against the org and filters it was issued for (docs "Pagination":
+ * signed whole): those issued with exactly these filters (a filter may be
+ * spelled otherwise: the same number, the same trimmed id) are valid; any
+ * other — another org's or filters', one character flipped, one decoded,
+ * changed and encoded again — is invalid_cursor. Only another base64
+ * spelling of an issued MAC is left open (a known deviation, reported).
  */
 function cursorVerdict(
   cursor: string,
   filters: Record<string, string | undefined>,
   issued: { token: string; filters: Record<string, string> }[],
 ): Verdict {
-  if (oneCharApart(cursor, issued[0]!.token) || Object.values(filters).some((f) => f?.trim() === "")) return "unknown";
   const same = (name: string, given: string | undefined, wanted: string | undefined) => {
     if (given === undefined || wanted === undefined) return given === wanted;
     if (name === "phone") return e164(given) === wanted;
     if (["from", "to", "updatedSince"].includes(name)) return instantOf(given) === instantOf(wanted);
     return given.trim() === wanted;
   };
-  const matches = issued.some(
-    (c) => c.token === cursor && Object.keys(filters).every((name) => same(name, filters[name], c.filters[name])),
+  const fitting = issued.filter((c) =>
+    Object.keys(filters).every((name) => same(name, filters[name], c.filters[name])),
   );
-  return matches ? "valid" : "invalid";
+  if (fitting.some((c) => c.token === cursor)) return "valid";
+  return fitting.some((c) => respelled(cursor, c.token)) ? "unknown" : "invalid";
 }
 
 /** Contract 4.3 and 8.2 on a contact list's query string: each parameter, then the cursor against its org and filters. */
@@ -373,7 +456,42 @@ const RAW_SEGMENTS = [
   "%F0%9F%A6%97",
   "%ED%A0%80",
 ];
-const query = fc.constantFrom("", "", "", "?x=1", "?id=acct_x", "?orgId=org_x");
+/** Query strings of a GET by id, which takes no parameter: none (mostly), unknown ones, empty and repeated ones. */
+const query = fc.oneof(
+  { arbitrary: fc.constantFrom("", "?"), weight: 8 },
+  {
+    arbitrary: fc.constantFrom(
+      "?x=1",
+      "?id=acct_x",
+      "?orgId=org_x",
+      "?x=",
+      "?x=%20",
+      "?force=true",
+      "?limit=1",
+      "?cursor=",
+      "?x=1&x=2",
+      "?id=&orgId=",
+      "?__proto__=1",
+      "?=x",
+    ),
+    weight: 2,
+  },
+);
+
+/**
+ * The answer of a GET by id sent with `query`: a 422 naming each parameter
+ * unknown_field when it has any (checked before the id is looked up), else
+ * what `found` expects. A segment that routes elsewhere (`routed` false:
+ * "", "." or "..", or a raw one that may) is answered by routing, 404.
+ */
+export function expectByIdAnswer(answer: Answer, query: string, routed: boolean | "maybe", found: () => void) {
+  const { verdict, must, may } = noQueryVerdict(query);
+  const routing = answer.status === 404 && answer.body.code === "not_found";
+  if (routed === false || (routed === "maybe" && routing)) return found();
+  if (verdict === "invalid") return expectValidationFailed(answer, must, may);
+  if (verdict === "unknown" && answer.status === 422) return expectValidationFailed(answer, [], may);
+  found();
+}
 
 export const accountCases: fc.Arbitrary<AccountCase> = fc.oneof(
   {
@@ -383,7 +501,7 @@ export const accountCases: fc.Arbitrary<AccountCase> = fc.oneof(
       raw: fc.constant(false),
       query,
     }),
-    weight: 3,
+    weight: 4,
   },
   {
     arbitrary: fc.record({
@@ -462,6 +580,8 @@ export function expectAccountAnswer(answer: Answer, sentId: string | null, fx: F
 const instantValue = fc.oneof(
   { arbitrary: slot, weight: 2 },
   { arbitrary: validDateTime, weight: 1 },
+  { arbitrary: validEdgeDateTime, weight: 1 },
+  { arbitrary: edgeDateTime, weight: 1 },
   { arbitrary: junkDateTime, weight: 2 },
 );
 const incidentCursorValue = fc.oneof(
@@ -477,6 +597,7 @@ const incidentCursorValue = fc.oneof(
     weight: 4,
   },
   { arbitrary: fc.nat().map((n) => new Sym("flippedIncidentCursor", n)), weight: 2 },
+  { arbitrary: fc.nat().map((n) => new Sym("forgedIncidentCursor", n)), weight: 2 },
   { arbitrary: cursorValue, weight: 1 },
 );
 const statusValue = fc.oneof(
@@ -496,7 +617,8 @@ const incidentPair = fc.oneof(
   { arbitrary: fc.tuple(fc.constant("status"), statusValue), weight: 2 },
   { arbitrary: fc.tuple(fc.constant("accountId"), accountIdValue), weight: 2 },
   { arbitrary: fc.tuple(fc.constant("phone"), phoneFilter), weight: 3 },
-  { arbitrary: fc.tuple(incidentOtherName, junkString), weight: 1 },
+  { arbitrary: fc.tuple(fc.constantFrom(...INCIDENT_QUERY_FIELDS), blank), weight: 1 },
+  { arbitrary: fc.tuple(incidentOtherName, fc.oneof(junkString, blank)), weight: 1 },
 );
 
 export const incidentListCases: fc.Arbitrary<ListCase> = fc.record({
@@ -604,7 +726,7 @@ export const incidentCases: fc.Arbitrary<AccountCase> = fc.oneof(
       raw: fc.constant(false),
       query,
     }),
-    weight: 3,
+    weight: 4,
   },
   {
     arbitrary: fc.record({
@@ -643,7 +765,16 @@ export const incidentArgCases = fc.record(
       fc.nat().map((n) => new Sym("foreignIncidentId", n)),
       junkValue.filter((v) => !["", ".", ".."].includes(v as string)),
     ),
-    extra: fc.dictionary(fc.constantFrom("orgId", "limit", "status", "x", "__proto__"), junkValue, { maxKeys: 2 }),
+    // Other members become query parameters, which a GET by id refuses: mostly none.
+    extra: fc.oneof(
+      { arbitrary: fc.constant({}), weight: 3 },
+      {
+        arbitrary: fc.dictionary(fc.constantFrom("orgId", "limit", "status", "x", "__proto__"), junkValue, {
+          maxKeys: 2,
+        }),
+        weight: 1,
+      },
+    ),
   },
   { requiredKeys: ["extra"] },
 );
@@ -676,6 +807,7 @@ const eventCursorValue = fc.oneof(
     weight: 4,
   },
   { arbitrary: fc.nat().map((n) => new Sym("flippedEventCursor", n)), weight: 2 },
+  { arbitrary: fc.nat().map((n) => new Sym("forgedEventCursor", n)), weight: 2 },
   { arbitrary: cursorValue, weight: 1 },
 );
 const typeValue = fc.oneof(
@@ -705,7 +837,8 @@ const eventPair = fc.oneof(
   { arbitrary: fc.tuple(fc.constant("limit"), limitValue), weight: 3 },
   { arbitrary: fc.tuple(fc.constant("cursor"), eventCursorValue), weight: 3 },
   { arbitrary: fc.tuple(fc.constant("type"), typeValue), weight: 3 },
-  { arbitrary: fc.tuple(eventOtherName, junkString), weight: 1 },
+  { arbitrary: fc.tuple(fc.constantFrom(...EVENT_QUERY_FIELDS), blank), weight: 1 },
+  { arbitrary: fc.tuple(eventOtherName, fc.oneof(junkString, blank)), weight: 1 },
 );
 
 export const eventListCases: fc.Arbitrary<ListCase> = fc.record({

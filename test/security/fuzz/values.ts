@@ -2,7 +2,7 @@
 // (wrong types, huge and malformed strings, impossible date-times, absurd
 // numbers, nested junk) and valid ones, so that generated bodies mix the two.
 import fc from "fast-check";
-import { MINUTE } from "../../support/time";
+import { HOUR, MINUTE } from "../../support/time";
 
 /** A value resolved against the org under test when the request is sent (its ids, cursors, slot times). */
 export class Sym {
@@ -46,7 +46,14 @@ export type SymKind =
   | "eventTypeCursor"
   | "eventEndCursor"
   | "foreignEventCursor"
-  | "flippedEventCursor";
+  | "flippedEventCursor"
+  /**
+   * A real cursor of the contact, incident or event list decoded, one member
+   * changed (t, i, the MAC, a member added, …; the n-th way) and encoded again.
+   */
+  | "forgedCursor"
+  | "forgedIncidentCursor"
+  | "forgedEventCursor";
 
 export const LONE_SURROGATES = ["\uD800", "\uDBFF", "\uDC00", "\uDFFF", "a\uD83Db", "\uDE00x"];
 
@@ -98,6 +105,48 @@ const SPECIAL_STRINGS = [
   "\u{1F600}".repeat(3),
   ...LONE_SURROGATES,
 ];
+
+/** Characters outside the BMP (2 UTF-16 code units each) and inside it, none of them trimmed. */
+const ASTRAL = ["🦗", "😀", "𝄞", "🐜", "\u{1F3FD}", "\u{20000}"];
+const PIECES = [...ASTRAL, "👩‍👩‍👧‍👦", "é", "e\u0301", "ß", "İ", "中", "a", "@", "."];
+
+/** Pieces, then astral characters, then one BMP character if need be: exactly `units` UTF-16 code units, trimmed. */
+function filled(pieces: string[], units: number, astral: string, last: string): string {
+  let text = "";
+  for (const piece of pieces) if (text.length + piece.length <= units) text += piece;
+  while (text.length + 2 <= units) text += astral;
+  return text.length < units ? text + last : text;
+}
+
+/**
+ * A string exactly at a limit of `max` UTF-16 code units (docs/api.md,
+ * "Length limits": an emoji counts 2) made mostly of astral characters, so
+ * that it holds far fewer code points than `max`; maybe padded with spaces
+ * that trimming removes.
+ */
+export const astralAt = (max: number) =>
+  fc
+    .record({
+      pieces: fc.array(fc.constantFrom(...PIECES), { maxLength: 6 }),
+      astral: fc.constantFrom(...ASTRAL),
+      last: fc.constantFrom("x", "é", "中"),
+      pad: fc.constantFrom("", " ", "\t "),
+    })
+    .map(({ pieces, astral, last, pad }) => `${pad}${filled(pieces, max, astral, last)}${pad}`);
+
+/**
+ * A string one or two code units over a limit of `max`, but with at most
+ * `max` code points (what counting code points, or characters, would take):
+ * at the limit plus one BMP character, all astral, or a BMP run ending in one
+ * astral character.
+ */
+export const astralOver = (max: number) =>
+  fc.oneof(
+    astralAt(max).map((text) => `${text.trim()}x`),
+    fc.constantFrom(...ASTRAL).map((astral) => astral.repeat(Math.floor(max / 2) + 1)),
+    fc.constantFrom(...ASTRAL).map((astral) => `${"x".repeat(max - 1)}${astral}`),
+    fc.constantFrom(...ASTRAL).map((astral) => ` ${astral.repeat(Math.ceil(max / 2))}y `),
+  );
 
 /** Lengths around every limit of contract section 3, and past the 64 KiB body limit. */
 const LENGTHS = [20, 21, 40, 41, 199, 200, 201, 320, 321, 500, 501, 1024, 1025, 5000, 70_000];
@@ -191,6 +240,21 @@ export const DATE_TIME_CONSTANTS = [
   "+002026-11-23T14:00:00Z",
   "0001-01-01T00:00:00Z",
   "9999-12-31T23:59:59.999-12:00",
+  // The ends of the range (docs/api.md, "Conventions"), reached through offsets.
+  "9999-12-31T23:00:00-14:00",
+  "9999-12-31T09:59:59.999-14:00",
+  "9999-12-31T10:00:00-14:00",
+  "9999-12-31T23:59:59.999Z",
+  "9999-12-31T23:59:59.999999999Z",
+  "9999-12-31T23:59:59.999-00:01",
+  "9999-12-31T23:59:59+23:59",
+  "0001-01-01T00:00:00+00:01",
+  "0001-01-01T14:00:00+14:00",
+  "0001-01-01T13:59:59.999+14:00",
+  "0001-01-01T00:00:00-23:59",
+  "0000-12-31T23:59:59.999Z",
+  "0000-12-31T23:00:00-14:00",
+  "10000-01-01T00:00:00+14:00",
   "275760-09-13T00:00:00Z",
   "Mon, 23 Nov 2026 14:00:00 GMT",
   "1790000000000",
@@ -255,7 +319,76 @@ export const validDateTime = fc
 
 export const slot = fc.integer({ min: -30, max: 760 }).map((hours) => new Sym("slot", hours));
 
-export const junkDateTime = fc.oneof(fc.constantFrom(...DATE_TIME_CONSTANTS), assembledDateTime, validDateTime);
+/** The first and last instants of the range (docs/api.md, "Conventions"). */
+const FIRST = Date.parse("0001-01-01T00:00:00.000Z");
+const LAST = Date.parse("9999-12-31T23:59:59.999Z");
+
+/** "±HH:MM" (or "Z") of an offset in minutes. */
+const zoneOf = (offset: number, zulu = "Z") =>
+  offset === 0
+    ? zulu
+    : `${offset < 0 ? "-" : "+"}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+
+/**
+ * The local time `local` (ms, written in UTC fields) with `digits` of
+ * fraction (0, or 3 and more: digits past the millisecond are truncated, so
+ * nines change nothing) and the offset `offset` in minutes.
+ */
+export const writtenAt = (local: number, offset: number, digits: number, zulu = "Z") => {
+  const text = new Date(local).toISOString();
+  const fraction = digits === 0 ? "" : `${text.slice(19, 23)}${"9".repeat(digits - 3)}`;
+  return `${text.slice(0, 19)}${fraction}${zoneOf(offset, zulu)}`;
+};
+
+/**
+ * Date-times written near the ends of the range with any offset up to
+ * ±14:00: in UTC some lie just inside the range, some just outside (year 0000
+ * or 10000). What is written always has a four-digit year.
+ */
+export const edgeDateTime = fc
+  .record({
+    local: fc.oneof(
+      fc.integer({ min: FIRST, max: FIRST + 30 * HOUR }),
+      fc.integer({ min: LAST - 30 * HOUR, max: LAST }),
+      fc.constantFrom(FIRST, LAST),
+    ),
+    offset: fc.oneof(fc.integer({ min: -840, max: 840 }), fc.constantFrom(-840, -1, 0, 1, 840)),
+    digits: fc.constantFrom(0, 3, 9),
+  })
+  .map(({ local, offset, digits }) => writtenAt(digits === 0 ? local - (local % 1000) : local, offset, digits));
+
+/** Offsets (minutes) valid date-times are written with: both extremes, half and three-quarter hours, a minute. */
+export const OFFSETS = [-840, -720, -570, -330, -1, 0, 1, 345, 765, 840];
+
+/** `at` written with the offset `offset` (minutes) when its local time stays within the years 0001–9999, else in Z. */
+export const atOffset = (at: number, offset: number, digits = 3) => {
+  const fits = at + offset * MINUTE >= FIRST && at + offset * MINUTE <= LAST;
+  return writtenAt(
+    at + (fits ? offset : 0) * MINUTE,
+    fits ? offset : 0,
+    at % 1000 === 0 ? digits : Math.max(3, digits),
+  );
+};
+
+/** Valid date-times within 30 hours of either end of the range, written with offsets up to ±14:00. */
+export const validEdgeDateTime = fc
+  .record({
+    at: fc.oneof(
+      fc.integer({ min: FIRST, max: FIRST + 30 * HOUR }),
+      fc.integer({ min: LAST - 30 * HOUR, max: LAST }),
+      fc.constantFrom(FIRST, LAST),
+    ),
+    offset: fc.constantFrom(...OFFSETS),
+    digits: fc.constantFrom(0, 3, 9),
+  })
+  .map(({ at, offset, digits }) => atOffset(at, offset, digits));
+
+export const junkDateTime = fc.oneof(
+  fc.constantFrom(...DATE_TIME_CONSTANTS),
+  assembledDateTime,
+  validDateTime,
+  edgeDateTime,
+);
 
 const junkKey = fc.oneof(
   fc.constantFrom("a", "", "__proto__", "constructor", "toString", "$where", "0"),
@@ -295,6 +428,7 @@ export const validText = (max: number) =>
       arbitrary: fc.constantFrom("x".repeat(max), ` ${"y".repeat(max)}\t`, "Ünïcödé", "مرحبا", "🦗 Pest & Co.", "   "),
       weight: 1,
     },
+    { arbitrary: astralAt(max), weight: 1 },
   );
 
 /** Names of fields near the known ones and of internal columns: what mass assignment and typos look like. */
