@@ -1,8 +1,9 @@
 // Authentication matrix (docs/api.md, "Authentication"): every credential failure —
 // missing, empty, whitespace, malformed, over-long, non-ASCII, revoked,
 // unknown, another org's, duplicated, sent elsewhere than the two headers —
-// on every endpoint (every declared operation, some with a request that would
-// otherwise be a 404, 405 or 422, an unknown path, a wrong method and /mcp)
+// on every endpoint (the sample of every operation of the test catalogue,
+// test/support/operations.ts, over HTTP and as an MCP tool; some requests that
+// would otherwise be a 404, 405 or 422, an unknown path, a wrong method and /mcp)
 // is a 401 `unauthenticated` with WWW-Authenticate: authentication comes
 // before routing and validation. The body may name a
 // missing header and says nothing else: all other failures get one and the
@@ -11,10 +12,11 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKey, revokeKey } from "../../src/db/api-keys";
 import { AUTH_CACHE_TTL_MS } from "../../src/middleware/auth";
-import { OPERATIONS } from "../../src/routes";
+import { OPERATIONS as DECLARED } from "../../src/routes";
 import { credentialsOf, type ReadResponse } from "../support/http";
 import { bookIncident } from "../support/incidents";
 import { mcpCall, mcpList } from "../support/mcp";
+import { type Fixture, httpRequest, OPERATIONS, pathTemplate, toolArguments } from "../support/operations";
 import { expectProblem } from "../support/problem";
 import { call } from "../support/request";
 import { addAccount, db, newTenant, openTenant, type Tenant } from "../support/tenants";
@@ -352,54 +354,38 @@ const slot = () => slotIn(26);
 const UNKNOWN_INCIDENT = "inc_00000000000000000000000000";
 
 type Send = (headers: HeaderList, query: string) => Promise<ReadResponse>;
+/** [name, send with exactly these headers (and extra query), and for some the status they would get with valid credentials]. */
+type Endpoint = [string, Send, (404 | 405 | 422)?];
+
+/** `path` with the extra query of a credential case (`?api_key=…`) added to its own. */
+const withQuery = (path: string, query: string) =>
+  query && path.includes("?") ? `${path}&${query.slice(1)}` : `${path}${query}`;
+
+/** A's account and incident, for the catalogue's samples. */
+const fixtureOfA = (): Fixture => ({ tenant: a, accountId, incidentId });
+
+/** The catalogue's sample of every operation (test/support/operations.ts), over HTTP and as an MCP tool. */
+const SAMPLES: Endpoint[] = OPERATIONS.flatMap((op): Endpoint[] => [
+  [
+    `${op.method} ${pathTemplate(op)}`,
+    (h, q) => {
+      const { path, body } = httpRequest(op, fixtureOfA());
+      return call(null, withQuery(path, q), { headers: h, body });
+    },
+  ],
+  [`MCP tools/call ${op.tool}`, (h) => mcpCall(null, op.tool, toolArguments(op, fixtureOfA()), { headers: h })],
+]);
 
 /**
- * Every endpoint: [name, send with exactly these headers (and extra query),
- * the declared operation it reaches when authenticated, and for some the
- * status they would then get: a 404 (an unknown incident or path), a 405 or a
- * 422 (an invalid body, query or phone)]. The 401 must come first all the same.
+ * Requests besides the samples, most with the status they would get when
+ * authenticated: a 404 (an unknown incident or path), a 405 or a 422 (an
+ * invalid body, query or phone). The 401 must come first all the same.
  */
-const ENDPOINTS: [string, Send, string?, (404 | 405 | 422)?][] = [
-  [
-    "POST /api/v1/leads",
-    (h, q) => call(null, `/api/v1/leads${q}`, { headers: h, body: { firstName: "X" } }),
-    "POST /api/v1/leads",
-  ],
-  [
-    "POST /api/v1/contacts",
-    (h, q) => call(null, `/api/v1/contacts${q}`, { headers: h, body: { firstName: "X" } }),
-    "POST /api/v1/contacts",
-  ],
-  ["GET /api/v1/contacts", (h, q) => call(null, `/api/v1/contacts${q}`, { headers: h }), "GET /api/v1/contacts"],
+const VARIANTS: Endpoint[] = [
   [
     "GET /api/v1/contacts?phone= (an invalid phone: 422)",
-    (h, q) => call(null, `/api/v1/contacts?phone=911${q.replace("?", "&")}`, { headers: h }),
-    "GET /api/v1/contacts",
+    (h, q) => call(null, withQuery("/api/v1/contacts?phone=911", q), { headers: h }),
     422,
-  ],
-  [
-    "GET /api/v1/accounts/{id}",
-    (h, q) => call(null, `/api/v1/accounts/${accountId}${q}`, { headers: h }),
-    "GET /api/v1/accounts/{id}",
-  ],
-  [
-    "POST available-appointments",
-    (h, q) => call(null, `/api/v1/ai-agent/available-appointments${q}`, { headers: h, body: { dateTime: slot() } }),
-    "POST /api/v1/ai-agent/available-appointments",
-  ],
-  [
-    "POST is-booking-available",
-    (h, q) => call(null, `/api/v1/ai-agent/is-booking-available${q}`, { headers: h, body: { dateTime: slot() } }),
-    "POST /api/v1/ai-agent/is-booking-available",
-  ],
-  [
-    "POST create-incident",
-    (h, q) =>
-      call(null, `/api/v1/ai-agent/create-incident${q}`, {
-        headers: h,
-        body: { dateTime: slot(), clientName: "X", insectName: "Y", phone: "+1 917 555 0134", notes: "N" },
-      }),
-    "POST /api/v1/ai-agent/create-incident",
   ],
   [
     "POST create-incident (an invalid phone: 422)",
@@ -408,67 +394,38 @@ const ENDPOINTS: [string, Send, string?, (404 | 405 | 422)?][] = [
         headers: h,
         body: { dateTime: slot(), clientName: "X", insectName: "Y", phone: "911" },
       }),
-    "POST /api/v1/ai-agent/create-incident",
     422,
-  ],
-  [
-    "POST find-caller",
-    (h, q) => call(null, `/api/v1/ai-agent/find-caller${q}`, { headers: h, body: { phone: "+1 917 555 0134" } }),
-    "POST /api/v1/ai-agent/find-caller",
   ],
   [
     "POST find-caller (an invalid phone: 422)",
     (h, q) => call(null, `/api/v1/ai-agent/find-caller${q}`, { headers: h, body: { phone: "911" } }),
-    "POST /api/v1/ai-agent/find-caller",
     422,
   ],
-  ["GET /api/v1/incidents", (h, q) => call(null, `/api/v1/incidents${q}`, { headers: h }), "GET /api/v1/incidents"],
   [
     "GET /api/v1/incidents?status=… (an invalid filter: 422)",
-    (h, q) => call(null, `/api/v1/incidents?status=done&cursor=x${q.replace("?", "&")}`, { headers: h }),
-    "GET /api/v1/incidents",
+    (h, q) => call(null, withQuery("/api/v1/incidents?status=done&cursor=x", q), { headers: h }),
     422,
-  ],
-  [
-    "GET /api/v1/incidents/{id}",
-    (h, q) => call(null, `/api/v1/incidents/${incidentId}${q}`, { headers: h }),
-    "GET /api/v1/incidents/{id}",
   ],
   [
     "GET /api/v1/incidents/{unknown id} (404)",
     (h, q) => call(null, `/api/v1/incidents/${UNKNOWN_INCIDENT}${q}`, { headers: h }),
-    "GET /api/v1/incidents/{id}",
     404,
-  ],
-  [
-    "POST /api/v1/incidents/{id}/cancel",
-    (h, q) => call(null, `/api/v1/incidents/${incidentId}/cancel${q}`, { headers: h, body: { reason: "R" } }),
-    "POST /api/v1/incidents/{id}/cancel",
   ],
   [
     "POST /api/v1/incidents/{unknown id}/cancel (404)",
     (h, q) => call(null, `/api/v1/incidents/${UNKNOWN_INCIDENT}/cancel${q}`, { headers: h, body: {} }),
-    "POST /api/v1/incidents/{id}/cancel",
     404,
   ],
   [
     "POST /api/v1/incidents/{id}/cancel (an invalid body: 422)",
     (h, q) =>
       call(null, `/api/v1/incidents/${incidentId}/cancel${q}`, { headers: h, body: { reason: 5, status: "x" } }),
-    "POST /api/v1/incidents/{id}/cancel",
     422,
-  ],
-  [
-    "POST /api/v1/incidents/{id}/reschedule",
-    (h, q) =>
-      call(null, `/api/v1/incidents/${incidentId}/reschedule${q}`, { headers: h, body: { dateTime: slotIn(27) } }),
-    "POST /api/v1/incidents/{id}/reschedule",
   ],
   [
     "POST /api/v1/incidents/{unknown id}/reschedule (404)",
     (h, q) =>
       call(null, `/api/v1/incidents/${UNKNOWN_INCIDENT}/reschedule${q}`, { headers: h, body: { dateTime: slot() } }),
-    "POST /api/v1/incidents/{id}/reschedule",
     404,
   ],
   [
@@ -478,49 +435,41 @@ const ENDPOINTS: [string, Send, string?, (404 | 405 | 422)?][] = [
         headers: h,
         body: { dateTime: "2026-11-23T14:00:00" },
       }),
-    "POST /api/v1/incidents/{id}/reschedule",
     422,
   ],
-  ["GET /api/v1/events", (h, q) => call(null, `/api/v1/events${q}`, { headers: h }), "GET /api/v1/events"],
   [
     "GET /api/v1/events?type=… (an unknown type: 422)",
-    (h, q) => call(null, `/api/v1/events?type=lead.deleted&limit=0${q.replace("?", "&")}`, { headers: h }),
-    "GET /api/v1/events",
+    (h, q) => call(null, withQuery("/api/v1/events?type=lead.deleted&limit=0", q), { headers: h }),
     422,
   ],
-  ["an unknown path", (h, q) => call(null, `/api/v1/no-such-thing${q}`, { headers: h }), undefined, 404],
+  ["an unknown path", (h, q) => call(null, `/api/v1/no-such-thing${q}`, { headers: h }), 404],
   [
     "an unknown path under incidents",
     (h, q) => call(null, `/api/v1/incidents/${incidentId}/delete${q}`, { headers: h }),
-    undefined,
     404,
   ],
-  ["a wrong method", (h, q) => call(null, `/api/v1/leads${q}`, { method: "DELETE", headers: h }), undefined, 405],
+  ["a wrong method", (h, q) => call(null, `/api/v1/leads${q}`, { method: "DELETE", headers: h }), 405],
   [
     "a wrong method on an incident",
     (h, q) => call(null, `/api/v1/incidents/${incidentId}${q}`, { method: "DELETE", headers: h }),
-    undefined,
     405,
   ],
-  [
-    "GET on cancel (405)",
-    (h, q) => call(null, `/api/v1/incidents/${incidentId}/cancel${q}`, { headers: h }),
-    undefined,
-    405,
-  ],
+  ["GET on cancel (405)", (h, q) => call(null, `/api/v1/incidents/${incidentId}/cancel${q}`, { headers: h }), 405],
   [
     "PUT on reschedule (405)",
     (h, q) => call(null, `/api/v1/incidents/${incidentId}/reschedule${q}`, { method: "PUT", headers: h, body: {} }),
-    undefined,
     405,
   ],
   ["MCP tools/list", (h) => mcpList(null, { headers: h })],
-  ["MCP tools/call create_lead", (h) => mcpCall(null, "create_lead", { firstName: "X" }, { headers: h })],
-  ["MCP tools/call list_events", (h) => mcpCall(null, "list_events", {}, { headers: h })],
-  ["MCP tools/call cancel_incident", (h) => mcpCall(null, "cancel_incident", { id: UNKNOWN_INCIDENT }, { headers: h })],
+  [
+    "MCP tools/call cancel_incident {unknown id}",
+    (h) => mcpCall(null, "cancel_incident", { id: UNKNOWN_INCIDENT }, { headers: h }),
+  ],
 ];
+/** Every endpoint: every operation (over HTTP and MCP), some with a request that would otherwise be a 404, 405 or 422, an unknown path, a wrong method and the tool list. */
+const ENDPOINTS: Endpoint[] = [...SAMPLES, ...VARIANTS];
 /** With valid credentials this one opens an event stream that does not end: refusals only. */
-const MCP_STREAM: (typeof ENDPOINTS)[number] = [
+const MCP_STREAM: Endpoint = [
   "MCP GET (event stream)",
   (h) => call(null, "/mcp", { headers: [...h, ["Accept", "text/event-stream"]] }),
 ];
@@ -531,15 +480,18 @@ const queryOf = (extra: string | undefined) =>
 const REFUSING = [...ENDPOINTS, MCP_STREAM];
 
 describe(`authentication matrix: ${CREDENTIALS.length} credentials × ${REFUSING.length} endpoints = ${CREDENTIALS.length * REFUSING.length} refused requests`, () => {
-  it("holds every declared operation (src/routes OPERATIONS)", () => {
-    const reached = new Set(ENDPOINTS.map(([, , op]) => op));
-    const declared = OPERATIONS.map((op) => `${op.method.toUpperCase()} ${op.path}`);
-    expect(declared.filter((op) => !reached.has(op))).toEqual([]);
+  it("holds every declared operation (src/routes), as the catalogue's samples reach them", () => {
+    const reached = OPERATIONS.map((op) => `${op.method} ${pathTemplate(op)}`).sort();
+    expect(reached).toEqual(DECLARED.map((op) => `${op.method.toUpperCase()} ${op.path}`).sort());
+    for (const op of OPERATIONS)
+      expect(ENDPOINTS.map(([name]) => name)).toEqual(
+        expect.arrayContaining([`${op.method} ${pathTemplate(op)}`, `MCP tools/call ${op.tool}`]),
+      );
   });
 
   it("gets the 404, 405 or 422 it is there for with valid credentials (so its 401 is the auth's, not the route's)", async () => {
     const valid = Object.entries(credentialsOf(a)) as HeaderList;
-    for (const [name, send, , otherwise] of ENDPOINTS) {
+    for (const [name, send, otherwise] of ENDPOINTS) {
       if (otherwise === undefined) continue;
       const res = await send(valid, "");
       expect(res.status, `${name}: ${res.text}`).toBe(otherwise);

@@ -1,11 +1,12 @@
 // Tenant isolation matrix (docs/api.md, "Authentication"): two organisations, each with
 // accounts, contacts, leads, bookings (incidents with phones), cursors of both
 // lists and a stored Idempotency-Key; both share one phone number besides.
-// Each in turn calls every operation (HTTP and MCP) with its own credentials
-// aimed at the other's ids, emails, names, phones, cursors, slots and key, and
-// with swapped credentials (its key with the other's org id, the other's key
-// with its org id). Another org's record is indistinguishable from a missing
-// one (404 / not listed / invalid cursor), its bookings hold none of the
+// Each in turn calls every operation of the test catalogue
+// (test/support/operations.ts), over HTTP and as an MCP tool, with its own
+// credentials aimed at the other's ids, emails, names, phones, cursors, slots
+// and key, and with swapped credentials (its key with the other's org id, the
+// other's key with its org id). Another org's record is indistinguishable from
+// a missing one (404 / not listed / invalid cursor), its bookings hold none of the
 // caller's places, cancelling or moving its incident is a 404 that changes no
 // byte of it, swapped credentials get the one uniform 401 — and not a byte of
 // the other org's data (ids, names, emails, phones, addresses, cursors, keys,
@@ -16,11 +17,11 @@ import { CliError } from "../../src/cli/errors";
 import { type Flags, WEBHOOK_COMMANDS } from "../../src/cli/webhooks";
 import type { Bindings } from "../../src/env";
 import { normalizePhone } from "../../src/lib/phones";
-import { OPERATIONS as DECLARED } from "../../src/routes";
 import { deliverBatch } from "../../src/webhooks/deliver";
 import type { DeliveryMessage } from "../../src/webhooks/queue";
 import { type Credentials, credentialsOf, everything, type ReadResponse } from "../support/http";
 import { mcpCall, mcpList, toolAnswer } from "../support/mcp";
+import { type Fixture, httpRequest, OPERATIONS, pathTemplate, TOOLS, toolArguments } from "../support/operations";
 import { expectProblem } from "../support/problem";
 import { call } from "../support/request";
 import { addAccount, db, openTenant, type Tenant } from "../support/tenants";
@@ -246,19 +247,17 @@ function perform(who: Credentials, sent: Sent): Promise<ReadResponse> {
   return call(who, sent.path, { body: sent.body, headers: sent.headers });
 }
 
-/** The declared operation a request performs ("POST /api/v1/incidents/{id}/cancel", or "MCP cancel_incident"). */
+/** The operation of the catalogue a request performs, and how ("HTTP cancel_incident", "MCP cancel_incident"). */
 function operationOf(sent: Sent): string | undefined {
   if ("toolList" in sent) return undefined;
-  if ("tool" in sent) return DECLARED.some((op) => op.tool === sent.tool) ? `MCP ${sent.tool}` : undefined;
-  const method = sent.body === undefined ? "get" : "post";
+  if ("tool" in sent) return TOOLS.includes(sent.tool) ? `MCP ${sent.tool}` : undefined;
+  const method = sent.body === undefined ? "GET" : "POST";
   const path = sent.path.split("?")[0]!;
-  const op = DECLARED.find(
-    (o) => o.method === method && new RegExp(`^${o.path.replace(/\{\w+\}/g, "[^/]+")}$`).test(path),
+  const op = OPERATIONS.find(
+    (o) => o.method === method && new RegExp(`^${pathTemplate(o).replaceAll("{id}", "[^/]+")}$`).test(path),
   );
-  return op && `${op.method.toUpperCase()} ${op.path}`;
+  return op && `HTTP ${op.tool}`;
 }
-
-const ALL_DECLARED = DECLARED.flatMap((op) => [`${op.method.toUpperCase()} ${op.path}`, `MCP ${op.tool}`]).sort();
 
 const incidentRow = async (id: string) =>
   (await env.DB.prepare("SELECT * FROM incidents WHERE id = ?").bind(id).all()).results;
@@ -277,415 +276,463 @@ const expectOwnIncidents = (ids: string[], caller: Profile, victim: Profile) => 
   for (const incident of victim.incidents) expect(ids).not.toContain(incident.id);
 };
 
-const CASES: Case[] = [
-  // First: the caller's incidents booked below (as the other org's client) carry the other org's account name,
-  // and so do the events that record them.
-  {
-    name: "GET /events → only the caller's events",
-    send: () => ({ path: "/api/v1/events?limit=200" }),
-    expect: (res, c, v) => {
-      expect(res.status, res.text).toBe(200);
-      expectOwnEvents(
-        res.body.data.map((x: { id: string }) => x.id),
-        c,
-        v,
-      );
+/**
+ * The probes of every operation of the catalogue (test/support/operations.ts),
+ * by tool, each over HTTP and as an MCP tool. In this order: the lists of events
+ * and incidents first, as the caller's incidents booked below (as the other
+ * org's client) carry the other org's account name, and so do the events that
+ * record them; the other org's booked slots are checked before the caller books them.
+ */
+const PROBES: Record<string, Case[]> = {
+  list_events: [
+    {
+      name: "GET /events → only the caller's events",
+      send: () => ({ path: "/api/v1/events?limit=200" }),
+      expect: (res, c, v) => {
+        expect(res.status, res.text).toBe(200);
+        expectOwnEvents(
+          res.body.data.map((x: { id: string }) => x.id),
+          c,
+          v,
+        );
+      },
     },
-  },
-  {
-    name: "GET /events?type=lead.created → only the caller's lead events",
-    send: () => ({ path: "/api/v1/events?limit=200&type=lead.created" }),
-    expect: (res, _c, v) => {
-      expect(res.status, res.text).toBe(200);
-      const ids = res.body.data.map((x: { id: string }) => x.id);
-      expect(ids.length).toBeGreaterThanOrEqual(3);
-      for (const id of v.events) expect(ids).not.toContain(id);
+    {
+      name: "GET /events?type=lead.created → only the caller's lead events",
+      send: () => ({ path: "/api/v1/events?limit=200&type=lead.created" }),
+      expect: (res, _c, v) => {
+        expect(res.status, res.text).toBe(200);
+        const ids = res.body.data.map((x: { id: string }) => x.id);
+        expect(ids.length).toBeGreaterThanOrEqual(3);
+        for (const id of v.events) expect(ids).not.toContain(id);
+      },
     },
-  },
-  {
-    name: "MCP list_events {} → only the caller's events",
-    send: () => ({ tool: "list_events", args: { limit: 200 } }),
-    expect: (res, c, v) =>
-      expectOwnEvents(
-        (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
-        c,
-        v,
-      ),
-  },
-  {
-    name: "GET /incidents → only the caller's incidents",
-    send: () => ({ path: "/api/v1/incidents?limit=200" }),
-    expect: (res, c, v) =>
-      expectOwnIncidents(
-        res.body.data.map((x: { id: string }) => x.id),
-        c,
-        v,
-      ),
-  },
-  {
-    name: "MCP list_incidents {} → only the caller's incidents",
-    send: () => ({ tool: "list_incidents", args: { limit: 200 } }),
-    expect: (res, c, v) =>
-      expectOwnIncidents(
-        (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
-        c,
-        v,
-      ),
-  },
-  ...[0, 1].map(
-    (i): Case => ({
-      name: `GET /accounts/{the other org's account ${i + 1}} → 404 account_not_found`,
-      send: (_c, v) => ({ path: `/api/v1/accounts/${v.accounts[i]!.id}` }),
-      expect: (res) => expectProblem(res, 404, "account_not_found"),
-    }),
-  ),
-  ...(["contact", "lead", "org"] as const).map(
-    (kind): Case => ({
-      name: `GET /accounts/{the other org's ${kind} id} → 404 account_not_found`,
-      send: (_c, v) => ({
-        path: `/api/v1/accounts/${kind === "contact" ? v.contacts[0]!.id : kind === "lead" ? v.keyedLeads[0]! : v.tenant.orgId}`,
-      }),
-      expect: (res) => expectProblem(res, 404, "account_not_found"),
-    }),
-  ),
-  {
-    name: "GET /accounts/{own account} → 200 (the control)",
-    send: (c) => ({ path: `/api/v1/accounts/${c.accounts[0]!.id}` }),
-    expect: (res, c) => expect([res.status, res.body.id]).toEqual([200, c.accounts[0]!.id]),
-  },
-  {
-    name: "GET /contacts → only the caller's contacts",
-    send: () => ({ path: "/api/v1/contacts?limit=200" }),
-    expect: (res, c, v) =>
-      expectOwnContacts(
-        res.body.data.map((x: { id: string }) => x.id),
-        c,
-        v,
-      ),
-  },
-  {
-    name: "GET /contacts?updatedSince=2000 → only the caller's contacts",
-    send: () => ({ path: "/api/v1/contacts?limit=200&updatedSince=2000-01-01T00:00:00Z" }),
-    expect: (res, c, v) =>
-      expectOwnContacts(
-        res.body.data.map((x: { id: string }) => x.id),
-        c,
-        v,
-      ),
-  },
-  {
-    name: "GET /contacts?accountId={the other org's account} → empty page",
-    send: (_c, v) => ({ path: `/api/v1/contacts?accountId=${v.accounts[0]!.id}` }),
-    expect: expectEmptyPage,
-  },
-  ...[false, true].map(
-    (upper): Case => ({
-      name: `GET /contacts?email={the other org's contact email${upper ? ", upper case" : ""}} → empty page`,
-      send: (_c, v) => ({
-        path: `/api/v1/contacts?email=${encodeURIComponent(upper ? v.contacts[0]!.email.toUpperCase() : v.contacts[0]!.email)}`,
-      }),
+    {
+      name: "MCP list_events {} → only the caller's events",
+      send: () => ({ tool: "list_events", args: { limit: 200 } }),
+      expect: (res, c, v) =>
+        expectOwnEvents(
+          (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
+          c,
+          v,
+        ),
+    },
+    {
+      name: "GET /events?cursor={the other org's cursor} → 422 invalid_cursor",
+      send: (_c, v) => ({ path: `/api/v1/events?cursor=${v.eventCursors.plain}` }),
+      expect: expectInvalidCursor,
+    },
+    {
+      name: "GET /events?type=lead.created&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
+      send: (_c, v) => ({ path: `/api/v1/events?type=lead.created&cursor=${v.eventCursors.typed}` }),
+      expect: expectInvalidCursor,
+    },
+    {
+      name: "MCP list_events {cursor: the other org's cursor} → isError 422 invalid_cursor",
+      send: (_c, v) => ({ tool: "list_events", args: { cursor: v.eventCursors.plain } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: true,
+          status: 422,
+          body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
+        }),
+    },
+  ],
+  list_incidents: [
+    {
+      name: "GET /incidents → only the caller's incidents",
+      send: () => ({ path: "/api/v1/incidents?limit=200" }),
+      expect: (res, c, v) =>
+        expectOwnIncidents(
+          res.body.data.map((x: { id: string }) => x.id),
+          c,
+          v,
+        ),
+    },
+    {
+      name: "MCP list_incidents {} → only the caller's incidents",
+      send: () => ({ tool: "list_incidents", args: { limit: 200 } }),
+      expect: (res, c, v) =>
+        expectOwnIncidents(
+          (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
+          c,
+          v,
+        ),
+    },
+    {
+      name: "GET /incidents?phone={the other org's phone} → empty page",
+      send: (_c, v) => ({ path: `/api/v1/incidents?phone=${encodeURIComponent(v.phone.spelled)}` }),
       expect: expectEmptyPage,
-    }),
-  ),
-  {
-    name: "GET /events?cursor={the other org's cursor} → 422 invalid_cursor",
-    send: (_c, v) => ({ path: `/api/v1/events?cursor=${v.eventCursors.plain}` }),
-    expect: expectInvalidCursor,
-  },
-  {
-    name: "GET /events?type=lead.created&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
-    send: (_c, v) => ({ path: `/api/v1/events?type=lead.created&cursor=${v.eventCursors.typed}` }),
-    expect: expectInvalidCursor,
-  },
-  {
-    name: "GET /contacts?cursor={the other org's cursor} → 422 invalid_cursor",
-    send: (_c, v) => ({ path: `/api/v1/contacts?cursor=${v.cursors.plain}` }),
-    expect: expectInvalidCursor,
-  },
-  {
-    name: "GET /contacts?accountId=…&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
-    send: (_c, v) => ({ path: `/api/v1/contacts?accountId=${v.accounts[0]!.id}&cursor=${v.cursors.account}` }),
-    expect: expectInvalidCursor,
-  },
-  {
-    name: "is-booking-available at the other org's booked slot → available, all places left",
-    send: (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", body: { dateTime: v.slots[0] } }),
-    expect: (res, _c, v) =>
-      expect(res.body).toMatchObject({
-        available: true,
-        reason: null,
-        slot: { start: new Date(v.slots[0]).toISOString(), remaining: 1 },
+      carries: (v) => v.phone.e164,
+    },
+    {
+      name: "GET /incidents?phone={the phone both orgs have} → the caller's incident only",
+      send: () => ({ path: `/api/v1/incidents?phone=${encodeURIComponent(SHARED_PHONE)}` }),
+      expect: (res, c) => expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([c.incidents[1]!.id]),
+    },
+    {
+      name: "GET /incidents?accountId={the other org's account} → empty page",
+      send: (_c, v) => ({ path: `/api/v1/incidents?accountId=${v.accounts[0]!.id}` }),
+      expect: expectEmptyPage,
+    },
+    {
+      name: "GET /incidents?cursor={the other org's cursor} → 422 invalid_cursor",
+      send: (_c, v) => ({ path: `/api/v1/incidents?cursor=${v.incidentCursors.plain}` }),
+      expect: expectInvalidCursor,
+    },
+    {
+      name: "GET /incidents?status=scheduled&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
+      send: (_c, v) => ({ path: `/api/v1/incidents?status=scheduled&cursor=${v.incidentCursors.scheduled}` }),
+      expect: expectInvalidCursor,
+    },
+    {
+      name: "MCP list_incidents {phone: the other org's phone} → empty page",
+      send: (_c, v) => ({ tool: "list_incidents", args: { phone: v.phone.e164 } }),
+      expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
+    },
+    {
+      name: "MCP list_incidents {cursor: the other org's cursor} → isError 422 invalid_cursor",
+      send: (_c, v) => ({ tool: "list_incidents", args: { cursor: v.incidentCursors.plain } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: true,
+          status: 422,
+          body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
+        }),
+    },
+  ],
+  get_account: [
+    ...[0, 1].map(
+      (i): Case => ({
+        name: `GET /accounts/{the other org's account ${i + 1}} → 404 account_not_found`,
+        send: (_c, v) => ({ path: `/api/v1/accounts/${v.accounts[i]!.id}` }),
+        expect: (res) => expectProblem(res, 404, "account_not_found"),
       }),
-  },
-  {
-    name: "available-appointments from the other org's booked slot → that slot, all places left",
-    send: (_c, v) => ({ path: "/api/v1/ai-agent/available-appointments", body: { dateTime: v.slots[0], limit: 1 } }),
-    expect: (res, _c, v) =>
-      expect(res.body.slots).toEqual([expect.objectContaining({ start: v.slots[0], remaining: 1 })]),
-  },
-  {
-    name: "POST /contacts with the other org's accountId → 422 account_not_found, nothing stored",
-    send: (_c, v) => ({ path: "/api/v1/contacts", body: { firstName: "Intruder", accountId: v.accounts[0]!.id } }),
-    expect: (res) => {
-      expectProblem(res, 422, "validation_failed");
-      expect(res.body.errors).toEqual([{ path: "accountId", code: "account_not_found", message: expect.any(String) }]);
+    ),
+    ...(["contact", "lead", "org"] as const).map(
+      (kind): Case => ({
+        name: `GET /accounts/{the other org's ${kind} id} → 404 account_not_found`,
+        send: (_c, v) => ({
+          path: `/api/v1/accounts/${kind === "contact" ? v.contacts[0]!.id : kind === "lead" ? v.keyedLeads[0]! : v.tenant.orgId}`,
+        }),
+        expect: (res) => expectProblem(res, 404, "account_not_found"),
+      }),
+    ),
+    {
+      name: "GET /accounts/{own account} → 200 (the control)",
+      send: (c) => ({ path: `/api/v1/accounts/${c.accounts[0]!.id}` }),
+      expect: (res, c) => expect([res.status, res.body.id]).toEqual([200, c.accounts[0]!.id]),
     },
-  },
-  {
-    name: "create-incident at the other org's booked slot, as its account's client → booked, not linked to that account",
-    send: (_c, v) => ({
-      path: "/api/v1/ai-agent/create-incident",
-      body: { dateTime: v.slots[0], clientName: v.accounts[0]!.name, insectName: "Ants" },
-    }),
-    expect: (res, _c, v) => {
-      expect(res.status, res.text).toBe(200);
-      expect(res.body).toMatchObject({ accountId: null, appointment: { start: v.slots[0], remaining: 0 } });
+    {
+      name: "MCP get_account {the other org's account} → isError 404 account_not_found",
+      send: (_c, v) => ({ tool: "get_account", args: { id: v.accounts[0]!.id } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "account_not_found" } }),
     },
-  },
-  {
-    name: "POST /leads with the other org's Idempotency-Key and body → a new lead of the caller, not a replay",
-    send: (_c, v) => ({ path: "/api/v1/leads", body: SHARED_LEAD, headers: { "Idempotency-Key": v.keys[0] } }),
-    expect: (res, c, v) => {
-      expect(res.status, res.text).toBe(200);
-      expect(res.headers.get("Idempotent-Replayed")).toBeNull();
-      expect([...v.keyedLeads, ...c.keyedLeads]).not.toContain(res.body.id);
+  ],
+  list_contacts: [
+    {
+      name: "GET /contacts → only the caller's contacts",
+      send: () => ({ path: "/api/v1/contacts?limit=200" }),
+      expect: (res, c, v) =>
+        expectOwnContacts(
+          res.body.data.map((x: { id: string }) => x.id),
+          c,
+          v,
+        ),
     },
-  },
-  ...[0, 1].map(
-    (i): Case => ({
-      name: `GET /incidents/{the other org's incident ${i + 1}} → 404 incident_not_found`,
-      send: (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[i]!.id}` }),
-      expect: (res) => expectProblem(res, 404, "incident_not_found"),
-    }),
-  ),
-  {
-    name: "GET /incidents/{own incident} → 200 (the control)",
-    send: (c) => ({ path: `/api/v1/incidents/${c.incidents[0]!.id}` }),
-    expect: (res, c) =>
-      expect([res.status, res.body.id, res.body.phone]).toEqual([200, c.incidents[0]!.id, c.phone.e164]),
-  },
-  {
-    name: "GET /incidents?phone={the other org's phone} → empty page",
-    send: (_c, v) => ({ path: `/api/v1/incidents?phone=${encodeURIComponent(v.phone.spelled)}` }),
-    expect: expectEmptyPage,
-    carries: (v) => v.phone.e164,
-  },
-  {
-    name: "GET /incidents?phone={the phone both orgs have} → the caller's incident only",
-    send: () => ({ path: `/api/v1/incidents?phone=${encodeURIComponent(SHARED_PHONE)}` }),
-    expect: (res, c) => expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([c.incidents[1]!.id]),
-  },
-  {
-    name: "GET /incidents?accountId={the other org's account} → empty page",
-    send: (_c, v) => ({ path: `/api/v1/incidents?accountId=${v.accounts[0]!.id}` }),
-    expect: expectEmptyPage,
-  },
-  {
-    name: "GET /incidents?cursor={the other org's cursor} → 422 invalid_cursor",
-    send: (_c, v) => ({ path: `/api/v1/incidents?cursor=${v.incidentCursors.plain}` }),
-    expect: expectInvalidCursor,
-  },
-  {
-    name: "GET /incidents?status=scheduled&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
-    send: (_c, v) => ({ path: `/api/v1/incidents?status=scheduled&cursor=${v.incidentCursors.scheduled}` }),
-    expect: expectInvalidCursor,
-  },
-  {
-    name: "GET /contacts?phone={the other org's phone} → empty page",
-    send: (_c, v) => ({ path: `/api/v1/contacts?phone=${encodeURIComponent(v.phone.e164)}` }),
-    expect: expectEmptyPage,
-  },
-  {
-    name: "find-caller {the other org's phone} → nobody (empty lists)",
-    send: (_c, v) => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: v.phone.spelled } }),
-    expect: (res, _c, v) => expect([res.status, res.body]).toEqual([200, emptyCaller(v.phone.e164)]),
-    carries: (v) => v.phone.e164,
-  },
-  {
-    name: "find-caller {the phone both orgs have} → the caller's contact and incident only",
-    send: () => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: SHARED_PHONE } }),
-    expect: (res, c) => {
-      expect(res.status, res.text).toBe(200);
-      expect(res.body.contacts.map((x: { id: string }) => x.id)).toEqual([c.contacts[2]!.id]);
-      expect(res.body.accounts).toEqual([]);
-      expect(res.body.upcomingIncidents.map((x: { id: string }) => x.id)).toEqual([c.incidents[1]!.id]);
+    {
+      name: "GET /contacts?updatedSince=2000 → only the caller's contacts",
+      send: () => ({ path: "/api/v1/contacts?limit=200&updatedSince=2000-01-01T00:00:00Z" }),
+      expect: (res, c, v) =>
+        expectOwnContacts(
+          res.body.data.map((x: { id: string }) => x.id),
+          c,
+          v,
+        ),
     },
-  },
-  ...[false, true].map(
-    (keyed): Case => ({
-      name: `POST /incidents/{the other org's incident}/cancel${keyed ? " with an Idempotency-Key" : ""} → 404 incident_not_found, its row unchanged`,
+    {
+      name: "GET /contacts?accountId={the other org's account} → empty page",
+      send: (_c, v) => ({ path: `/api/v1/contacts?accountId=${v.accounts[0]!.id}` }),
+      expect: expectEmptyPage,
+    },
+    ...[false, true].map(
+      (upper): Case => ({
+        name: `GET /contacts?email={the other org's contact email${upper ? ", upper case" : ""}} → empty page`,
+        send: (_c, v) => ({
+          path: `/api/v1/contacts?email=${encodeURIComponent(upper ? v.contacts[0]!.email.toUpperCase() : v.contacts[0]!.email)}`,
+        }),
+        expect: expectEmptyPage,
+      }),
+    ),
+    {
+      name: "GET /contacts?cursor={the other org's cursor} → 422 invalid_cursor",
+      send: (_c, v) => ({ path: `/api/v1/contacts?cursor=${v.cursors.plain}` }),
+      expect: expectInvalidCursor,
+    },
+    {
+      name: "GET /contacts?accountId=…&cursor={the other org's cursor for that filter} → 422 invalid_cursor",
+      send: (_c, v) => ({ path: `/api/v1/contacts?accountId=${v.accounts[0]!.id}&cursor=${v.cursors.account}` }),
+      expect: expectInvalidCursor,
+    },
+    {
+      name: "GET /contacts?phone={the other org's phone} → empty page",
+      send: (_c, v) => ({ path: `/api/v1/contacts?phone=${encodeURIComponent(v.phone.e164)}` }),
+      expect: expectEmptyPage,
+    },
+    {
+      name: "MCP list_contacts {} → only the caller's contacts",
+      send: () => ({ tool: "list_contacts", args: { limit: 200 } }),
+      expect: (res, c, v) =>
+        expectOwnContacts(
+          (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
+          c,
+          v,
+        ),
+    },
+    {
+      name: "MCP list_contacts {accountId: the other org's account} → empty page",
+      send: (_c, v) => ({ tool: "list_contacts", args: { accountId: v.accounts[0]!.id } }),
+      expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
+    },
+    {
+      name: "MCP list_contacts {email: the other org's contact email} → empty page",
+      send: (_c, v) => ({ tool: "list_contacts", args: { email: v.contacts[1]!.email } }),
+      expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
+    },
+    {
+      name: "MCP list_contacts {cursor: the other org's cursor} → isError 422 invalid_cursor",
+      send: (_c, v) => ({ tool: "list_contacts", args: { cursor: v.cursors.plain } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: true,
+          status: 422,
+          body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
+        }),
+    },
+  ],
+  check_booking_availability: [
+    {
+      name: "is-booking-available at the other org's booked slot → available, all places left",
+      send: (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", body: { dateTime: v.slots[0] } }),
+      expect: (res, _c, v) =>
+        expect(res.body).toMatchObject({
+          available: true,
+          reason: null,
+          slot: { start: new Date(v.slots[0]).toISOString(), remaining: 1 },
+        }),
+    },
+    {
+      name: "MCP check_booking_availability at the other org's booked slot → available",
+      send: (_c, v) => ({ tool: "check_booking_availability", args: { dateTime: v.slots[1] } }),
+      expect: (res, _c, v) =>
+        expect(toolAnswer(res).body).toMatchObject({ available: true, slot: { start: v.slots[1], remaining: 1 } }),
+    },
+  ],
+  find_available_appointments: [
+    {
+      name: "available-appointments from the other org's booked slot → that slot, all places left",
+      send: (_c, v) => ({ path: "/api/v1/ai-agent/available-appointments", body: { dateTime: v.slots[0], limit: 1 } }),
+      expect: (res, _c, v) =>
+        expect(res.body.slots).toEqual([expect.objectContaining({ start: v.slots[0], remaining: 1 })]),
+    },
+    {
+      name: "MCP find_available_appointments from the other org's booked slot → that slot",
+      send: (_c, v) => ({ tool: "find_available_appointments", args: { dateTime: v.slots[1], limit: 1 } }),
+      expect: (res, _c, v) =>
+        expect(toolAnswer(res).body.slots).toEqual([expect.objectContaining({ start: v.slots[1], remaining: 1 })]),
+    },
+  ],
+  create_contact: [
+    {
+      name: "POST /contacts with the other org's accountId → 422 account_not_found, nothing stored",
+      send: (_c, v) => ({ path: "/api/v1/contacts", body: { firstName: "Intruder", accountId: v.accounts[0]!.id } }),
+      expect: (res) => {
+        expectProblem(res, 422, "validation_failed");
+        expect(res.body.errors).toEqual([
+          { path: "accountId", code: "account_not_found", message: expect.any(String) },
+        ]);
+      },
+    },
+    {
+      name: "MCP create_contact {accountId: the other org's account} → isError 422 account_not_found",
+      send: (_c, v) => ({ tool: "create_contact", args: { firstName: "Intruder", accountId: v.accounts[1]!.id } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: true,
+          status: 422,
+          body: { errors: [{ path: "accountId", code: "account_not_found" }] },
+        }),
+    },
+  ],
+  create_incident: [
+    {
+      name: "create-incident at the other org's booked slot, as its account's client → booked, not linked to that account",
       send: (_c, v) => ({
-        path: `/api/v1/incidents/${v.incidents[0]!.id}/cancel`,
-        body: { reason: "Intruder" },
-        headers: keyed ? { "Idempotency-Key": "isolation-cancel" } : ({} as Record<string, string>),
+        path: "/api/v1/ai-agent/create-incident",
+        body: { dateTime: v.slots[0], clientName: v.accounts[0]!.name, insectName: "Ants" },
+      }),
+      expect: (res, _c, v) => {
+        expect(res.status, res.text).toBe(200);
+        expect(res.body).toMatchObject({ accountId: null, appointment: { start: v.slots[0], remaining: 0 } });
+      },
+    },
+    {
+      name: "MCP create_incident at the other org's booked slot, as its account's client → booked, not linked",
+      send: (_c, v) => ({
+        tool: "create_incident",
+        args: { dateTime: v.slots[1], clientName: v.accounts[0]!.name, insectName: "Wasps" },
+      }),
+      expect: (res, _c, v) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: false,
+          body: { accountId: null, appointment: { start: v.slots[1] } },
+        }),
+    },
+  ],
+  create_lead: [
+    {
+      name: "POST /leads with the other org's Idempotency-Key and body → a new lead of the caller, not a replay",
+      send: (_c, v) => ({ path: "/api/v1/leads", body: SHARED_LEAD, headers: { "Idempotency-Key": v.keys[0] } }),
+      expect: (res, c, v) => {
+        expect(res.status, res.text).toBe(200);
+        expect(res.headers.get("Idempotent-Replayed")).toBeNull();
+        expect([...v.keyedLeads, ...c.keyedLeads]).not.toContain(res.body.id);
+      },
+    },
+    {
+      name: "MCP create_lead with the other org's Idempotency-Key and body → a new lead, not a replay",
+      send: (_c, v) => ({ tool: "create_lead", args: SHARED_LEAD, headers: { "Idempotency-Key": v.keys[1] } }),
+      expect: (res, c, v) => {
+        const answer = toolAnswer(res);
+        expect(answer.isError).toBe(false);
+        expect([...v.keyedLeads, ...c.keyedLeads]).not.toContain(answer.body.id);
+      },
+    },
+  ],
+  get_incident: [
+    ...[0, 1].map(
+      (i): Case => ({
+        name: `GET /incidents/{the other org's incident ${i + 1}} → 404 incident_not_found`,
+        send: (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[i]!.id}` }),
+        expect: (res) => expectProblem(res, 404, "incident_not_found"),
+      }),
+    ),
+    {
+      name: "GET /incidents/{own incident} → 200 (the control)",
+      send: (c) => ({ path: `/api/v1/incidents/${c.incidents[0]!.id}` }),
+      expect: (res, c) =>
+        expect([res.status, res.body.id, res.body.phone]).toEqual([200, c.incidents[0]!.id, c.phone.e164]),
+    },
+    {
+      name: "MCP get_incident {the other org's incident} → isError 404 incident_not_found",
+      send: (_c, v) => ({ tool: "get_incident", args: { id: v.incidents[1]!.id } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
+    },
+  ],
+  find_caller: [
+    {
+      name: "find-caller {the other org's phone} → nobody (empty lists)",
+      send: (_c, v) => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: v.phone.spelled } }),
+      expect: (res, _c, v) => expect([res.status, res.body]).toEqual([200, emptyCaller(v.phone.e164)]),
+      carries: (v) => v.phone.e164,
+    },
+    {
+      name: "find-caller {the phone both orgs have} → the caller's contact and incident only",
+      send: () => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: SHARED_PHONE } }),
+      expect: (res, c) => {
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.contacts.map((x: { id: string }) => x.id)).toEqual([c.contacts[2]!.id]);
+        expect(res.body.accounts).toEqual([]);
+        expect(res.body.upcomingIncidents.map((x: { id: string }) => x.id)).toEqual([c.incidents[1]!.id]);
+      },
+    },
+    {
+      name: "MCP find_caller {the other org's phone} → nobody",
+      send: (_c, v) => ({ tool: "find_caller", args: { phone: v.phone.e164 } }),
+      expect: (res, _c, v) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: false, body: emptyCaller(v.phone.e164) }),
+    },
+  ],
+  cancel_incident: [
+    ...[false, true].map(
+      (keyed): Case => ({
+        name: `POST /incidents/{the other org's incident}/cancel${keyed ? " with an Idempotency-Key" : ""} → 404 incident_not_found, its row unchanged`,
+        send: (_c, v) => ({
+          path: `/api/v1/incidents/${v.incidents[0]!.id}/cancel`,
+          body: { reason: "Intruder" },
+          headers: keyed ? { "Idempotency-Key": "isolation-cancel" } : ({} as Record<string, string>),
+        }),
+        expect: (res) => expectProblem(res, 404, "incident_not_found"),
+        changes: (v) => v.incidents[0]!.id,
+      }),
+    ),
+    {
+      name: "MCP cancel_incident {the other org's incident} → isError 404, its row unchanged",
+      send: (_c, v) => ({ tool: "cancel_incident", args: { id: v.incidents[1]!.id } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
+      changes: (v) => v.incidents[1]!.id,
+    },
+  ],
+  reschedule_incident: [
+    {
+      name: "POST /incidents/{the other org's incident}/reschedule → 404 incident_not_found, its row unchanged",
+      send: (_c, v) => ({
+        path: `/api/v1/incidents/${v.incidents[1]!.id}/reschedule`,
+        body: { dateTime: slotIn(70) },
       }),
       expect: (res) => expectProblem(res, 404, "incident_not_found"),
-      changes: (v) => v.incidents[0]!.id,
-    }),
-  ),
-  {
-    name: "POST /incidents/{the other org's incident}/reschedule → 404 incident_not_found, its row unchanged",
-    send: (_c, v) => ({
-      path: `/api/v1/incidents/${v.incidents[1]!.id}/reschedule`,
-      body: { dateTime: slotIn(70) },
-    }),
-    expect: (res) => expectProblem(res, 404, "incident_not_found"),
-    changes: (v) => v.incidents[1]!.id,
-  },
-  // The same through the MCP tools.
-  {
-    name: "MCP get_account {the other org's account} → isError 404 account_not_found",
-    send: (_c, v) => ({ tool: "get_account", args: { id: v.accounts[0]!.id } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "account_not_found" } }),
-  },
-  {
-    name: "MCP list_contacts {} → only the caller's contacts",
-    send: () => ({ tool: "list_contacts", args: { limit: 200 } }),
-    expect: (res, c, v) =>
-      expectOwnContacts(
-        (toolAnswer(res).body.data as { id: string }[]).map((x) => x.id),
-        c,
-        v,
-      ),
-  },
-  {
-    name: "MCP list_contacts {accountId: the other org's account} → empty page",
-    send: (_c, v) => ({ tool: "list_contacts", args: { accountId: v.accounts[0]!.id } }),
-    expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
-  },
-  {
-    name: "MCP list_contacts {email: the other org's contact email} → empty page",
-    send: (_c, v) => ({ tool: "list_contacts", args: { email: v.contacts[1]!.email } }),
-    expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
-  },
-  {
-    name: "MCP list_contacts {cursor: the other org's cursor} → isError 422 invalid_cursor",
-    send: (_c, v) => ({ tool: "list_contacts", args: { cursor: v.cursors.plain } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({
-        isError: true,
-        status: 422,
-        body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
-      }),
-  },
-  {
-    name: "MCP create_contact {accountId: the other org's account} → isError 422 account_not_found",
-    send: (_c, v) => ({ tool: "create_contact", args: { firstName: "Intruder", accountId: v.accounts[1]!.id } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({
-        isError: true,
-        status: 422,
-        body: { errors: [{ path: "accountId", code: "account_not_found" }] },
-      }),
-  },
-  {
-    name: "MCP check_booking_availability at the other org's booked slot → available",
-    send: (_c, v) => ({ tool: "check_booking_availability", args: { dateTime: v.slots[1] } }),
-    expect: (res, _c, v) =>
-      expect(toolAnswer(res).body).toMatchObject({ available: true, slot: { start: v.slots[1], remaining: 1 } }),
-  },
-  {
-    name: "MCP find_available_appointments from the other org's booked slot → that slot",
-    send: (_c, v) => ({ tool: "find_available_appointments", args: { dateTime: v.slots[1], limit: 1 } }),
-    expect: (res, _c, v) =>
-      expect(toolAnswer(res).body.slots).toEqual([expect.objectContaining({ start: v.slots[1], remaining: 1 })]),
-  },
-  {
-    name: "MCP create_incident at the other org's booked slot, as its account's client → booked, not linked",
-    send: (_c, v) => ({
-      tool: "create_incident",
-      args: { dateTime: v.slots[1], clientName: v.accounts[0]!.name, insectName: "Wasps" },
-    }),
-    expect: (res, _c, v) =>
-      expect(toolAnswer(res)).toMatchObject({
-        isError: false,
-        body: { accountId: null, appointment: { start: v.slots[1] } },
-      }),
-  },
-  {
-    name: "MCP get_incident {the other org's incident} → isError 404 incident_not_found",
-    send: (_c, v) => ({ tool: "get_incident", args: { id: v.incidents[1]!.id } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
-  },
-  {
-    name: "MCP list_incidents {phone: the other org's phone} → empty page",
-    send: (_c, v) => ({ tool: "list_incidents", args: { phone: v.phone.e164 } }),
-    expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
-  },
-  {
-    name: "MCP list_incidents {cursor: the other org's cursor} → isError 422 invalid_cursor",
-    send: (_c, v) => ({ tool: "list_incidents", args: { cursor: v.incidentCursors.plain } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({
-        isError: true,
-        status: 422,
-        body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
-      }),
-  },
-  {
-    name: "MCP list_events {cursor: the other org's cursor} → isError 422 invalid_cursor",
-    send: (_c, v) => ({ tool: "list_events", args: { cursor: v.eventCursors.plain } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({
-        isError: true,
-        status: 422,
-        body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
-      }),
-  },
-  {
-    name: "MCP find_caller {the other org's phone} → nobody",
-    send: (_c, v) => ({ tool: "find_caller", args: { phone: v.phone.e164 } }),
-    expect: (res, _c, v) => expect(toolAnswer(res)).toMatchObject({ isError: false, body: emptyCaller(v.phone.e164) }),
-  },
-  {
-    name: "MCP cancel_incident {the other org's incident} → isError 404, its row unchanged",
-    send: (_c, v) => ({ tool: "cancel_incident", args: { id: v.incidents[1]!.id } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
-    changes: (v) => v.incidents[1]!.id,
-  },
-  {
-    name: "MCP reschedule_incident {the other org's incident} → isError 404, its row unchanged",
-    send: (_c, v) => ({ tool: "reschedule_incident", args: { id: v.incidents[0]!.id, dateTime: slotIn(71) } }),
-    expect: (res) =>
-      expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
-    changes: (v) => v.incidents[0]!.id,
-  },
-  {
-    name: "MCP create_lead with the other org's Idempotency-Key and body → a new lead, not a replay",
-    send: (_c, v) => ({ tool: "create_lead", args: SHARED_LEAD, headers: { "Idempotency-Key": v.keys[1] } }),
-    expect: (res, c, v) => {
-      const answer = toolAnswer(res);
-      expect(answer.isError).toBe(false);
-      expect([...v.keyedLeads, ...c.keyedLeads]).not.toContain(answer.body.id);
+      changes: (v) => v.incidents[1]!.id,
     },
-  },
-];
+    {
+      name: "MCP reschedule_incident {the other org's incident} → isError 404, its row unchanged",
+      send: (_c, v) => ({ tool: "reschedule_incident", args: { id: v.incidents[0]!.id, dateTime: slotIn(71) } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
+      changes: (v) => v.incidents[0]!.id,
+    },
+  ],
+};
+const CASES = Object.values(PROBES).flat();
 
-/** Requests to try with swapped credentials: every declared operation over HTTP (some aimed at the victim's ids), and /mcp. */
+/** The other org's first account and incident, as the fixture of the catalogue's samples: they aim at them. */
+const aimedAt = (caller: Profile, victim: Profile): Fixture => ({
+  tenant: caller.tenant,
+  accountId: victim.accounts[0]!.id,
+  incidentId: victim.incidents[0]!.id,
+});
+
+/**
+ * Requests to try with swapped credentials: the catalogue's sample of every
+ * operation over HTTP and as an MCP tool, aimed at the victim's account and
+ * incident; more of the victim's ids, phones, cursors and slots; and /mcp's tool list.
+ */
 const REQUESTS: [string, (caller: Profile, victim: Profile) => Sent][] = [
-  ["POST /leads", () => ({ path: "/api/v1/leads", body: { firstName: "X" } })],
-  ["POST /contacts", () => ({ path: "/api/v1/contacts", body: { firstName: "X" } })],
-  ["GET /contacts", () => ({ path: "/api/v1/contacts" })],
+  ...OPERATIONS.flatMap((op): [string, (caller: Profile, victim: Profile) => Sent][] => [
+    [`${op.method} ${pathTemplate(op)} (the sample, aimed at the victim's)`, (c, v) => httpRequest(op, aimedAt(c, v))],
+    [
+      `MCP ${op.tool} (the sample, aimed at the victim's)`,
+      (c, v) => ({ tool: op.tool, args: toolArguments(op, aimedAt(c, v)) }),
+    ],
+  ]),
   ["GET /contacts?accountId={victim's}", (_c, v) => ({ path: `/api/v1/contacts?accountId=${v.accounts[0]!.id}` })],
   [
     "GET /contacts?phone={victim's}",
     (_c, v) => ({ path: `/api/v1/contacts?phone=${encodeURIComponent(v.phone.e164)}` }),
   ],
-  ["GET /accounts/{victim's}", (_c, v) => ({ path: `/api/v1/accounts/${v.accounts[0]!.id}` })],
   ["GET /accounts/{caller's}", (c) => ({ path: `/api/v1/accounts/${c.accounts[0]!.id}` })],
   [
-    "available-appointments",
+    "available-appointments {victim's slot}",
     (_c, v) => ({ path: "/api/v1/ai-agent/available-appointments", body: { dateTime: v.slots[0] } }),
   ],
   [
-    "is-booking-available",
+    "is-booking-available {victim's slot}",
     (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", body: { dateTime: v.slots[0] } }),
   ],
   [
-    "create-incident",
+    "create-incident {victim's slot}",
     (_c, v) => ({
       path: "/api/v1/ai-agent/create-incident",
       body: { dateTime: v.slots[0], clientName: "X", insectName: "Y" },
@@ -695,18 +742,13 @@ const REQUESTS: [string, (caller: Profile, victim: Profile) => Sent][] = [
     "find-caller {victim's phone}",
     (_c, v) => ({ path: "/api/v1/ai-agent/find-caller", body: { phone: v.phone.e164 } }),
   ],
-  ["GET /incidents/{victim's}", (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}` })],
   ["GET /incidents?cursor={victim's}", (_c, v) => ({ path: `/api/v1/incidents?cursor=${v.incidentCursors.plain}` })],
-  ["GET /events", () => ({ path: "/api/v1/events" })],
   ["GET /events?cursor={victim's}", (_c, v) => ({ path: `/api/v1/events?cursor=${v.eventCursors.plain}` })],
-  ["cancel {victim's incident}", (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}/cancel`, body: {} })],
-  [
-    "reschedule {victim's incident}",
-    (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}/reschedule`, body: { dateTime: slotIn(72) } }),
-  ],
   ["MCP tools/list", () => ({ toolList: true })],
-  ["MCP get_account {victim's}", (_c, v) => ({ tool: "get_account", args: { id: v.accounts[0]!.id } })],
-  ["MCP cancel_incident {victim's}", (_c, v) => ({ tool: "cancel_incident", args: { id: v.incidents[1]!.id } })],
+  [
+    "MCP cancel_incident {victim's other incident}",
+    (_c, v) => ({ tool: "cancel_incident", args: { id: v.incidents[1]!.id } }),
+  ],
 ];
 
 const SWAPS: [string, (caller: Profile, victim: Profile) => Credentials][] = [
@@ -739,14 +781,17 @@ async function snapshot(orgId: string) {
   return rows;
 }
 
-describe("the matrix covers every declared operation (src/routes OPERATIONS)", () => {
-  it("probes each over HTTP and as an MCP tool", () => {
-    const probed = new Set(CASES.map((c) => operationOf(c.send(profiles.A, profiles.B))));
-    expect(ALL_DECLARED.filter((op) => !probed.has(op))).toEqual([]);
+describe("the matrix covers every operation of the catalogue (test/support/operations.ts)", () => {
+  it("probes each over HTTP and as an MCP tool, under its own tool", () => {
+    expect(Object.keys(PROBES).sort()).toEqual(TOOLS);
+    for (const [tool, cases] of Object.entries(PROBES)) {
+      const probed = new Set(cases.map((c) => operationOf(c.send(profiles.A, profiles.B))));
+      expect(probed, tool).toEqual(new Set([`HTTP ${tool}`, `MCP ${tool}`]));
+    }
   });
-  it("tries each over HTTP with swapped credentials", () => {
+  it("tries each over HTTP and as an MCP tool with swapped credentials", () => {
     const tried = new Set(REQUESTS.map(([, send]) => operationOf(send(profiles.A, profiles.B))));
-    expect(ALL_DECLARED.filter((op) => !op.startsWith("MCP ") && !tried.has(op))).toEqual([]);
+    expect(TOOLS.flatMap((tool) => [`HTTP ${tool}`, `MCP ${tool}`]).filter((op) => !tried.has(op))).toEqual([]);
   });
 });
 

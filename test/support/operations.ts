@@ -3,6 +3,10 @@
 // sample request per operation, over HTTP and as an MCP tool, and the fixture
 // it needs. test/integration/http/catalogue.test.ts fails when an operation is
 // declared (src/routes) but missing here, or listed here but not declared.
+// A suite that sends its own way (other credentials, headers or bindings)
+// builds on httpRequest and toolArguments; a suite's own facts about each
+// operation live in a table of that suite keyed by tool name, which it checks
+// against this catalogue's tools.
 import { eq } from "drizzle-orm";
 import { apiKeys, incidents } from "../../drizzle/schema";
 import { newId } from "../../src/lib/ids";
@@ -175,8 +179,28 @@ export const OPERATIONS: Operation[] = [
   },
 ];
 export const CHANGES = OPERATIONS.filter((op) => op.changes);
+/** The catalogue's tool names, sorted: what a suite's table keyed by tool must hold. */
+export const TOOLS = OPERATIONS.map((op) => op.tool).sort();
 
 export type Transport = "http" | "mcp";
+
+// The fixture of a path as src/routes declares it: each id is `{id}`.
+const TEMPLATE: Fixture = { tenant: { orgId: "", apiKey: "", keyId: "" }, accountId: "{id}", incidentId: "{id}" };
+
+/** The operation's path as src/routes declares it (`/api/v1/incidents/{id}/cancel`), without the sample's query. */
+export const pathTemplate = (op: Operation): string => op.path(TEMPLATE).split("?")[0]!;
+
+/** The sample as an HTTP request: its path (with its query) and, for a POST, its body. */
+export const httpRequest = (op: Operation, f: Fixture): { path: string; body?: Record<string, unknown> } => ({
+  path: op.path(f),
+  body: op.method === "POST" ? op.args(f) : undefined,
+});
+
+/** The sample as the arguments of the operation's tool: a tool on one incident takes its id (the HTTP path holds it). */
+export const toolArguments = (op: Operation, f: Fixture): Record<string, unknown> => ({
+  ...(op.incident && op.path(f).includes(f.incidentId) ? { id: f.incidentId } : {}),
+  ...op.args(f),
+});
 
 /** One request to the app with `binding` as its D1, over HTTP or as an MCP tool call. */
 export async function send(
@@ -188,8 +212,7 @@ export async function send(
 ): Promise<ReadResponse> {
   const headers: Record<string, string> = idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey };
   const bindings = { DB: binding };
-  // A tool on one incident takes its id as an argument (the HTTP path holds it).
-  const id = op.incident && op.path(f).includes(f.incidentId) ? { id: f.incidentId } : {};
-  if (transport === "mcp") return mcpCall(f.tenant, op.tool, { ...id, ...op.args(f) }, { headers, bindings });
-  return call(f.tenant, op.path(f), { body: op.method === "POST" ? op.args(f) : undefined, headers, bindings });
+  if (transport === "mcp") return mcpCall(f.tenant, op.tool, toolArguments(op, f), { headers, bindings });
+  const { path, body } = httpRequest(op, f);
+  return call(f.tenant, path, { body, headers, bindings });
 }

@@ -2,15 +2,23 @@
 // RATE_LIMITER binding replaced by one that records its calls and allows or
 // refuses: the 429 shape and Retry-After, the order of checks (401, 404 and
 // 405 before 429; 429 before 415, 413, 400 and 422), /health never limited,
-// and one count per request keyed by the org.
+// and one count per request keyed by the org: every operation of the catalogue
+// (test/support/operations.ts), over HTTP and as an MCP tool.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { mcpCall } from "../../support/mcp";
+import {
+  type Fixture,
+  fixture,
+  httpRequest,
+  OPERATIONS,
+  type Operation,
+  type Transport,
+  toolArguments,
+} from "../../support/operations";
 import { expectProblem } from "../../support/problem";
 import { type CallOptions, call } from "../../support/request";
-import { addAccount, newTenant, openTenant, type Tenant } from "../../support/tenants";
-import { slotAt } from "../../support/time";
-
-const slot = () => slotAt(2, 15);
+import { newTenant, type Tenant } from "../../support/tenants";
 
 interface Limiter {
   binding: RateLimit;
@@ -43,39 +51,32 @@ const countLeads = async (tenant: Tenant) =>
     ?.n;
 
 let tenant: Tenant;
-let accountId: string;
 
 beforeAll(async () => {
-  tenant = await openTenant("Rate Org", { capacity: 100 });
-  accountId = (await addAccount(tenant, "Rate Account")).id;
+  tenant = await newTenant("Rate Org");
 });
 
-/** Every operation of the API: [name, path, options]. */
-const OPERATIONS: [string, () => string, () => SendOptions][] = [
-  ["create a lead", () => "/api/v1/leads", () => ({ body: { firstName: "Ann" } })],
-  ["create a contact", () => "/api/v1/contacts", () => ({ body: { firstName: "Cal" } })],
-  ["list contacts", () => "/api/v1/contacts?limit=1", () => ({})],
-  ["read an account", () => `/api/v1/accounts/${accountId}`, () => ({})],
-  [
-    "find available appointments",
-    () => "/api/v1/ai-agent/available-appointments",
-    () => ({ body: { dateTime: slot(), limit: 2 } }),
-  ],
-  ["check a booking", () => "/api/v1/ai-agent/is-booking-available", () => ({ body: { dateTime: slot() } })],
-  [
-    "book an incident",
-    () => "/api/v1/ai-agent/create-incident",
-    () => ({ body: { dateTime: slot(), clientName: "Ivy", insectName: "Ants" } }),
-  ],
-];
+/** Every operation of the catalogue, over HTTP and as an MCP tool (an /mcp request counts once, whatever it calls). */
+const SAMPLES = (["http", "mcp"] as const).flatMap((transport) =>
+  OPERATIONS.map((op) => [transport, op.name, op] as const),
+);
+
+/** The operation's sample as the fixture's org, with `rateLimiter` as RATE_LIMITER. */
+function sendSample(rateLimiter: Limiter, transport: Transport, op: Operation, f: Fixture) {
+  const bindings = { RATE_LIMITER: rateLimiter.binding };
+  if (transport === "mcp") return mcpCall(f.tenant, op.tool, toolArguments(op, f), { bindings });
+  const { path, body } = httpRequest(op, f);
+  return call(f.tenant, path, { body, bindings });
+}
 
 describe("a refused request", () => {
-  it.each(OPERATIONS)("%s → 429 rate_limited with Retry-After: 60", async (_name, path, options) => {
+  it.each(SAMPLES)("%s %s → 429 rate_limited with Retry-After: 60", async (transport, _name, op) => {
+    const f = await fixture(op);
     const refuse = limiter(false);
-    const res = await send(refuse, tenant, path(), options());
+    const res = await sendSample(refuse, transport, op, f);
     expectProblem(res, 429, "rate_limited");
     expect(res.headers.get("Retry-After")).toBe("60");
-    expect(refuse.calls).toEqual([{ key: tenant.orgId }]);
+    expect(refuse.calls).toEqual([{ key: f.tenant.orgId }]);
   });
 
   it("creates nothing", async () => {
@@ -181,11 +182,13 @@ describe("the order of checks", () => {
 });
 
 describe("what is counted", () => {
-  it.each(OPERATIONS)("%s counts once, keyed by the org id", async (_name, path, options) => {
+  it.each(SAMPLES)("%s %s counts once, keyed by the org id", async (transport, _name, op) => {
+    const f = await fixture(op);
     const allow = limiter(true);
-    const res = await send(allow, tenant, path(), options());
+    const res = await sendSample(allow, transport, op, f);
     expect(res.status, res.text).toBe(200);
-    expect(allow.calls).toEqual([{ key: tenant.orgId }]);
+    if (transport === "mcp") expect(res.body.result.isError, res.text).toBeFalsy();
+    expect(allow.calls).toEqual([{ key: f.tenant.orgId }]);
   });
 
   it("each org is counted under its own id", async () => {
