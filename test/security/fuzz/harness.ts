@@ -23,7 +23,7 @@ export const RUNS = 1000;
 // goes that far), so a 429 can never stand in for the answer under test.
 const REQUESTS_PER_ORG = 1100;
 
-/** An incident as the API shows it (contract 8.3; the appointment without `remaining`). */
+/** An incident as the API shows it (docs/api.md, "Incidents"; the appointment without `remaining`). */
 export interface IncidentView {
   id: string;
   status: "scheduled" | "cancelled";
@@ -45,11 +45,11 @@ export interface ContactRecord {
   accountId: string | null;
   createdAt: number;
   updatedAt: number;
-  /** Its mobile and business phones as E.164, where they are valid numbers (contract 8.1). */
+  /** Its mobile and business phones as E.164, where they are valid numbers (docs/api.md, "Phone numbers"). */
   phones: string[];
 }
 
-/** An event the fixture's own requests recorded (contract 9.1), as their answers predict it. */
+/** An event the fixture's own requests recorded (docs/webhooks.md, "Events"), as their answers predict it. */
 export interface SeededEvent {
   type: EventType;
   /** The resource as the answer gave it (an incident without `remaining`). */
@@ -144,7 +144,7 @@ export function send(fx: Fixture, path: string, options: CallOptions = {}): Prom
   return call(fx.tenant, path, options);
 }
 
-/** The phones a contact stores as E.164 beside its free-text ones (contract 8.1), as the oracle predicts them. */
+/** The phones a contact stores as E.164 beside its free-text ones (docs/api.md, "Phone numbers"), as the oracle predicts them. */
 export const contactPhones = (contact: { mobilePhone?: unknown; businessPhone?: unknown }) =>
   [contact.mobilePhone, contact.businessPhone].flatMap((text) => {
     const number = typeof text === "string" && text.trim() !== "" ? e164(text) : null;
@@ -692,7 +692,7 @@ export function expectSaneHttp(res: ReadResponse, replay = false) {
  * One MCP tools/call as the fixture's org (JSON-RPC over the Streamable HTTP
  * transport, JSON response). The transport must answer 200 with a result, never
  * a protocol error; a failed call is an isError result holding the problem
- * document (contract 7). Returns the operation's answer inside it.
+ * document (docs/api.md, "MCP"). Returns the operation's answer inside it.
  */
 export async function callTool(fx: Fixture, tool: string, args: unknown, idempotencyKey?: string): Promise<Answer> {
   fx.requests++;

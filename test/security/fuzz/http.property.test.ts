@@ -1,4 +1,4 @@
-// Fuzzing every /api/v1 operation (issue 6): RUNS generated requests per
+// Fuzzing every /api/v1 operation: RUNS generated requests per
 // operation with a fixed seed — wrong types, huge and malformed Unicode, NUL,
 // naive, impossible and DST-gap date-times and ones at the ends of the range
 // (through offsets), strings at and just over their limits in UTF-16 code
@@ -8,7 +8,7 @@
 // valid bodies with one field mutated (issues 6 and 21). Every answer must
 // be below 500, a problem document when it is an error, a 422 that names the
 // offending fields (worked out by an oracle independent of the server), the
-// contract's outcome for a valid body (for find-caller, the incident reads
+// documented outcome for a valid body (for find-caller, the incident reads
 // and lists, cancel and reschedule: exactly the answer the fixture's contacts,
 // accounts and incidents, as the answers so far left them, call for), never
 // another org's data — and nothing may be stored but what the 2xx answers
@@ -324,9 +324,9 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
 });
 
 describe("a phone is validated with the body", () => {
-  // Contract 3: validation (422, every failing field in errors[]) comes before
+  // docs/api.md, "Validation": validation (422, every failing field in errors[]) comes before
   // the operation, and a body's errors are named before the Idempotency-Key's
-  // (as for every other field). Contract 8.1: a phone that is no valid number
+  // (as for every other field). docs/api.md, "Phone numbers": a phone that is no valid number
   // is such a field error. So a malformed key beside an invalid phone must not
   // hide the phone. (The server checks the phone only in the operation, after
   // the key: the fuzz above tolerates that one order, this test shows it.)

@@ -1,4 +1,4 @@
-// Fuzzing the MCP tools at /mcp (issue 6, contract 7 and 8): every tool the
+// Fuzzing the MCP tools at /mcp (docs/api.md, "MCP" and "After the booking"): every tool the
 // API declares (a test checks the list against src/routes), RUNS generated
 // argument objects each with the fixed seed of the HTTP fuzz, through the
 // Streamable HTTP transport. A tool runs its operation's own route, so the
@@ -388,7 +388,7 @@ describe("tools/call arguments that are not an object", () => {
 });
 
 describe("an incident id that is no path segment", () => {
-  // Contract 8.3 and 8: a tool's `id` argument is the incident's id; an
+  // docs/api.md, "Incidents" and 8: a tool's `id` argument is the incident's id; an
   // unknown or malformed one is 404 incident_not_found, after the arguments'
   // validation. "", "." and ".." are such ids, but put into the operation's
   // URL as they are they make another path ("/api/v1/incidents/./cancel" is

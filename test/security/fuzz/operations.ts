@@ -55,7 +55,7 @@ export interface Sent {
   after: number;
 }
 
-/** How an incident id is sent: as is, or spoiled (contract 8.3: a malformed id is 404). */
+/** How an incident id is sent: as is, or spoiled (docs/api.md, "Incidents": a malformed id is 404). */
 export type Variant = "none" | "upper" | "space" | "suffix" | "truncate" | "prefix";
 
 /** The id of an incident path: one of the org's (maybe spoiled), one booked just before, another org's, or junk. */
@@ -107,7 +107,7 @@ const validAddress = {
 };
 const codeJunk = fc.oneof(junkNumber, fc.constantFrom("1", "0x10", 2147483648, -1, 0.5));
 
-/** The stored text of a valid string field: trimmed, and null when absent (contract 3). */
+/** The stored text of a valid string field: trimmed, and null when absent (docs/api.md, "Validation"). */
 const stored = (value: unknown) => (typeof value === "string" && value.trim() !== "" ? value.trim() : null);
 
 /** A valid estimatedCloseDate as the lead stores it: a plain date at 00:00 UTC, a date-time in UTC, null when absent. */
@@ -242,7 +242,7 @@ export const createContact: PostOp = {
   outcome(fx, body, answer) {
     const wanted = isAbsent(body.accountId) ? null : String(body.accountId).trim();
     if (wanted !== null && !fx.accounts.some((account) => account.id === wanted)) {
-      // Contract 4.2: an accountId that is not an account of this org.
+      // docs/api.md, "Contacts": an accountId that is not an account of this org.
       expect(answer.status, answer.text).toBe(422);
       expect(answer.body.errors).toEqual([
         { path: "accountId", code: "account_not_found", message: expect.any(String) },
@@ -346,7 +346,7 @@ export const createIncident: PostOp = {
     const matches = fx.accounts.filter((account) => account.name.toLowerCase() === name);
     expect(answer.body.accountId).toBe(matches.length === 1 ? matches[0]!.id : null);
     expectEchoed(["clientName", "insectName", "notes"], body, answer);
-    // Contract 8.3: the incident object, the phone normalised, scheduled, never changed yet.
+    // docs/api.md, "Incidents": the incident object, the phone normalised, scheduled, never changed yet.
     expect(Object.keys(answer.body).sort()).toEqual([...INCIDENT_KEYS].sort());
     expect(answer.body.phone).toBe(isAbsent(body.phone) ? null : e164(String(body.phone)));
     expect(answer.body).toMatchObject({ status: "scheduled", cancelledAt: null, cancelReason: null });
@@ -467,7 +467,7 @@ export const incidentIds: fc.Arbitrary<IdCase> = fc.oneof(
   },
 );
 
-/** Why a reschedule to `target` cannot book it (contract 5.4's reasons, in its order), or null: the org's schedule is open around the clock, capacity 2, no notice, 30 days ahead. */
+/** Why a reschedule to `target` cannot book it (Check's reasons, in its order), or null: the org's schedule is open around the clock, capacity 2, no notice, 30 days ahead. */
 function slotReason(fx: Fixture, id: string, target: number, now: number): string | null {
   if (target < now) return "in_the_past";
   if (target >= now + 30 * DAY) return "beyond_horizon";
@@ -491,7 +491,7 @@ export const findCaller: PostOp = {
     const phone = e164(String(body.phone))!;
     expect(Object.keys(answer.body).sort()).toEqual(["accounts", "contacts", "phone", "upcomingIncidents"]);
     expect(answer.body.phone).toBe(phone);
-    // Contract 8.2: contacts with the phone, newest first, at most 10.
+    // docs/api.md, "Find a caller": contacts with the phone, newest first, at most 10.
     const newestFirst = (a: { at: number; id: string }, b: { at: number; id: string }) =>
       b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
     const contacts = [...fx.contacts]
@@ -542,7 +542,7 @@ export const cancelIncident: PostOp = {
   outcome(fx, body, answer, sent) {
     const seen = sent.id === undefined ? undefined : fx.incidents.get(sent.id);
     if (!seen) return expectNotFound(answer);
-    // Contract 8.4: a cancelled incident is 200 unchanged (agents retry); a started one 409 in_the_past.
+    // docs/api.md, "Cancel": a cancelled incident is 200 unchanged (agents retry); a started one 409 in_the_past.
     if (seen.status === "cancelled") {
       expect(answer.status, answer.text).toBe(200);
       expect(answer.body).toEqual(seen);
@@ -598,7 +598,7 @@ export const rescheduleIncident: PostOp = {
     if (!seen) return expectNotFound(answer);
     const target = instantOf(String(body.dateTime));
     const start = Date.parse(seen.dateTime);
-    // Contract 8.5, then 5.4's reasons for the new slot, the incident's own booking not counted.
+    // docs/api.md, "Reschedule", then 5.4's reasons for the new slot, the incident's own booking not counted.
     const expected = (now: number): RescheduleExpected => {
       if (seen.status === "cancelled") return { answer: "not_changeable", reason: "cancelled" };
       if (start <= now) return { answer: "not_changeable", reason: "in_the_past" };
@@ -682,7 +682,7 @@ const postQueries = fc.oneof(
   },
 );
 
-/** Media types and whether they are JSON (contract 3: anything else is 415). */
+/** Media types and whether they are JSON (docs/api.md, "Validation": anything else is 415). */
 export const CONTENT_TYPES: [string | null, boolean][] = [
   ["application/json", true],
   ["application/json; charset=utf-8", true],
@@ -874,7 +874,7 @@ export function postRequest(c: PostCase, fx: Fixture, foreign: Foreign, now: num
 /** The Idempotency-Key as the server reads it (fetch strips surrounding whitespace). */
 export const sentKey = (key: string | undefined) => (key === undefined ? undefined : new Headers({ k: key }).get("k")!);
 
-/** What contract section 3 says comes before validation: 415, 413, 400 — or the parsed object. */
+/** What docs/api.md ("Errors", "Validation") says comes before validation: 415, 413, 400 — or the parsed object. */
 export function precondition(req: PostRequest): { status: number; code: string } | { parsed: Record<string, unknown> } {
   if (!isJson(req.contentType)) return { status: 415, code: "unsupported_media_type" };
   if (req.bytes.length > 64 * 1024) return { status: 413, code: "payload_too_large" };
@@ -896,7 +896,7 @@ export function expectValidationFailed(answer: Answer, must: Named[], may: Set<s
   for (const entry of must) {
     const found = errors.find((e) => e.path === entry.path && (entry.code === undefined || e.code === entry.code));
     expect(found, `${answer.text} must name ${JSON.stringify(entry)}`).toBeDefined();
-    // Contract 3: a hint when a known field matches ignoring case, "_" and "-"; none otherwise.
+    // docs/api.md, "Validation": a hint when a known field matches ignoring case, "_" and "-"; none otherwise.
     const squash = (name: string) => name.toLowerCase().split(/[_-]/).join("");
     const hint = (entry.hintFrom ?? known).find((field) => squash(field) === squash(entry.path));
     if (entry.code === "unknown_field")
@@ -925,7 +925,7 @@ function expectKeyRefused(answer: Answer, malformed: boolean) {
 }
 
 /**
- * Checks the answer to a parsed JSON object body, in the contract's order:
+ * Checks the answer to a parsed JSON object body, in the documented order:
  * field validation, then the Idempotency-Key (format, reuse, replay), then the
  * operation's own outcome. Records stored outcomes in the fixture.
  */

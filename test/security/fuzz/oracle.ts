@@ -1,15 +1,15 @@
-// What the contract says about a generated input, worked out independently of
+// What docs/api.md says about a generated input, worked out independently of
 // the server's code: definitely valid, definitely invalid (and which fields a
-// 422 must name), or not decided by the contract ("unknown", where the test
+// 422 must name), or not decided by the docs ("unknown", where the test
 // then only checks that an answer is sane). Phone numbers are the one thing
-// it does not work out itself: contract 8.1 names the library, libphonenumber,
+// it does not work out itself: docs/api.md, "Phone numbers" names the library, libphonenumber,
 // so it asks that library (normalizePhone) in the org's country.
 import { normalizePhone } from "../../../src/lib/phones";
 
 /** The country of every fuzzed org (org create's default). */
 export const COUNTRY = "US";
 
-/** A phone as the contract stores and matches it (E.164), or null when it is no valid number. */
+/** A phone as the API stores and matches it (E.164), or null when it is no valid number. */
 export const e164 = (text: string) => normalizePhone(text.trim(), COUNTRY);
 
 export type Verdict = "valid" | "invalid" | "unknown";
@@ -23,12 +23,12 @@ export type FieldKind =
   | { type: "dateTime" }
   | { type: "limit" }
   | { type: "accountId" }
-  /** A phone to match or store (contract 8.1): text of at most 40 characters that parses to a valid number. */
+  /** A phone to match or store (docs/api.md, "Phone numbers"): text of at most 40 characters that parses to a valid number. */
   | { type: "phone"; required?: true };
 
 export interface BodySpec {
   fields: Record<string, FieldKind>;
-  /** At least one of these must be present (contacts, contract 4.2). */
+  /** At least one of these must be present (contacts, docs/api.md, "Contacts"). */
   oneOf?: string[];
 }
 
@@ -71,7 +71,7 @@ export function instantOf(text: string): number {
 }
 
 /**
- * Contract section 1: `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`,
+ * docs/api.md, "Conventions": `YYYY-MM-DDTHH:MM[:SS[.fraction]]` then `Z` or `±HH:MM`,
  * a real calendar date and clock time; and (docs/api.md, "Conventions") an
  * instant that, once in UTC, lies within FIRST_INSTANT … LAST_INSTANT.
  */
@@ -83,7 +83,7 @@ export function dateTimeVerdict(text: string): Verdict {
   if (!real || Number(oh) > 23 || Number(om) > 59) return "invalid";
   // Outside the range whatever reading the cases below get (a leap second read as the next minute or refused).
   if (!inRange(instantOf(text))) return "invalid";
-  // Year 0000, a leap second and fractions past nanoseconds: RFC 3339 allows them, the contract does not decide.
+  // Year 0000, a leap second and fractions past nanoseconds: RFC 3339 allows them, the docs do not decide.
   if (Number(y) === 0 || Number(s) === 60 || fraction.length > 9) return "unknown";
   return "valid";
 }
@@ -111,7 +111,7 @@ const isClean = (s: string) => s.isWellFormed() && !s.includes("\u0000");
 const isRequired = (kind: FieldKind) =>
   kind.type === "dateTime" || ((kind.type === "text" || kind.type === "phone") && kind.required === true);
 
-/** Explicit null, absence and (for strings) "" after trimming all mean "absent" (contract section 3). */
+/** Explicit null, absence and (for strings) "" after trimming all mean "absent" (docs/api.md ("Errors", "Validation")). */
 export const isAbsent = (value: unknown) =>
   value === undefined || value === null || (typeof value === "string" && value.trim() === "");
 
@@ -150,7 +150,7 @@ function invalidEntry(name: string, kind: FieldKind, value: unknown): Named {
       const code = textCode(value, max);
       return code ? { path: name, code } : { path: name };
     }
-    // A phone that is text of the right length but no valid number: invalid_phone (contract 8.1).
+    // A phone that is text of the right length but no valid number: invalid_phone (docs/api.md, "Phone numbers").
     if (kind.type === "phone" && value.trim() !== "") return { path: name, code: "invalid_phone" };
   }
   if ((kind.type === "dateTime" || kind.type === "date") && typeof value === "string" && isOutOfRange(value))
@@ -176,7 +176,7 @@ export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
     case "code":
       return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 2147483647 ? "valid" : "invalid";
     case "amount":
-      // JSON can carry 1e999, which parses to Infinity: the contract asks for a finite number.
+      // JSON can carry 1e999, which parses to Infinity: the docs ask for a finite number.
       return typeof value === "number" && Number.isFinite(value) && value >= 0 ? "valid" : "invalid";
     case "limit":
       return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 100 ? "valid" : "invalid";
@@ -204,7 +204,7 @@ export function bodyVerdict(spec: BodySpec, body: Record<string, unknown>): Body
     const value = Object.hasOwn(body, name) ? body[name] : undefined;
     const verdict = fieldVerdict(kind, value);
     if (verdict === "invalid") {
-      // Listed beside the other failing fields (contract 3: every failing field).
+      // Listed beside the other failing fields (docs/api.md, "Validation": every failing field).
       must.push(invalidEntry(name, kind, value));
       may.add(name);
       invalid = true;
@@ -236,5 +236,5 @@ export function noQueryVerdict(query: string): BodyVerdict {
   };
 }
 
-/** Contract 7: an Idempotency-Key is 1–255 printable ASCII characters. */
+/** docs/api.md, "MCP": an Idempotency-Key is 1–255 printable ASCII characters. */
 export const isValidIdempotencyKey = (key: string) => /^[\x20-\x7e]{1,255}$/.test(key);

@@ -208,7 +208,7 @@ export const listCases: fc.Arbitrary<ListCase> = fc.record({
 function limitVerdict(value: string): Verdict {
   if (/^[1-9]\d*$/.test(value)) return Number(value) <= 200 ? "valid" : "invalid";
   if (/^\d+$/.test(value)) return Number(value) >= 1 && Number(value) <= 200 ? "unknown" : "invalid";
-  // Whitespace around a number: the contract does not say.
+  // Whitespace around a number: the docs do not say.
   return value.trim() !== value ? "unknown" : "invalid";
 }
 
@@ -218,13 +218,13 @@ interface ValueCheck {
   code?: string;
 }
 
-/** Free text of at most `max` UTF-16 code units (trimmed): too_long, invalid_string (contract 3). */
+/** Free text of at most `max` UTF-16 code units (trimmed): too_long, invalid_string (docs/api.md, "Validation"). */
 const textCheck = (value: string, max: number): ValueCheck => {
   const code = textCode(value, max);
   return code || value.trim().length > max ? { verdict: "invalid", ...(code ? { code } : {}) } : { verdict: "valid" };
 };
 
-/** A phone filter (contract 8.1): text of at most 40 code units that is a valid number, else invalid_phone. */
+/** A phone filter (docs/api.md, "Phone numbers"): text of at most 40 code units that is a valid number, else invalid_phone. */
 function phoneCheck(value: string): ValueCheck {
   const text = textCheck(value, 40);
   if (text.verdict === "invalid") return text;
@@ -238,14 +238,14 @@ function queryFieldCheck(name: string, value: string): ValueCheck {
   // Docs "Validation": an empty or blank value is refused; a parameter whose own check fails on it (not an
   // integer, not one of the enumerated values, not a date-time) may say so instead of empty_value.
   if (value.trim() === "") {
-    const ownCheck = name === "cursor" ? value.length > 1024 : !TEXT_PARAMETERS.includes(name);
+    const ownCheck = !TEXT_PARAMETERS.includes(name);
     return ownCheck ? { verdict: "invalid" } : { verdict: "invalid", code: "empty_value" };
   }
   switch (name) {
     case "limit":
       return { verdict: limitVerdict(value) };
     case "cursor":
-      if (value.length > 1024) return { verdict: "invalid" };
+      // Any text passes the schema; whether it is a cursor of this list (a longer one never is) is decided after.
       return { verdict: value.trim() !== value ? "unknown" : "valid" };
     case "accountId":
       return textCheck(value, 200);
@@ -254,11 +254,11 @@ function queryFieldCheck(name: string, value: string): ValueCheck {
     case "phone":
       return phoneCheck(value);
     case "status":
-      // Contract 8.3: scheduled or cancelled; spacing is left open (strings are trimmed).
+      // docs/api.md, "Incidents": scheduled or cancelled; spacing is left open (strings are trimmed).
       if (value === "scheduled" || value === "cancelled") return { verdict: "valid" };
       return { verdict: value.trim() !== value ? "unknown" : "invalid" };
     case "type":
-      // Contract 9.1: one of the five event types; spacing is left open, as for status.
+      // docs/webhooks.md, "Events": one of the five event types; spacing is left open, as for status.
       if ((EVENT_TYPES as readonly string[]).includes(value)) return { verdict: "valid" };
       return { verdict: value.trim() !== value ? "unknown" : "invalid" };
     default: {
@@ -278,7 +278,7 @@ function paramsVerdict(pairs: [string, string][], fields: string[]) {
   let invalid = false;
   let unknown = false;
   for (const [name, values] of byName) {
-    // A parameter without a name ("?=x") may be ignored: the contract does not say.
+    // A parameter without a name ("?=x") may be ignored: the docs do not say.
     const check: { verdict: Verdict | "unknown_field"; code?: string } =
       name === ""
         ? { verdict: "unknown" }
@@ -350,7 +350,7 @@ function cursorVerdict(
   return fitting.some((c) => respelled(cursor, c.token)) ? "unknown" : "invalid";
 }
 
-/** Contract 4.3 and 8.2 on a contact list's query string: each parameter, then the cursor against its org and filters. */
+/** docs/api.md, "Contacts" and 8.2 on a contact list's query string: each parameter, then the cursor against its org and filters. */
 export function listVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
   const { must, may, single, ...v } = paramsVerdict(pairs, QUERY_FIELDS);
   let { invalid, unknown } = v;
@@ -392,7 +392,7 @@ const CONTACT_KEYS = [
 
 /**
  * A 200 page: this org's contacts only, at most `limit`, matching the
- * filters, in the contract's shape. For a query the oracle found valid and
+ * filters, in the documented shape. For a query the oracle found valid and
  * without a cursor, exactly the first `limit` matching contacts, oldest first.
  */
 export function expectPage(answer: Answer, pairs: [string, string][], fx: Fixture, verdict: Verdict = "unknown") {
@@ -414,7 +414,7 @@ export function expectPage(answer: Answer, pairs: [string, string][], fx: Fixtur
     if (phone) expect(fx.contacts.get(contact.id)!.phones, `${contact.id} has not ${phone}`).toContain(phone);
   }
   if (verdict !== "valid" || value("cursor") !== undefined) return;
-  // Contract 3: strings are trimmed, and an empty one is absent.
+  // docs/api.md, "Validation": strings are trimmed, and an empty one is absent.
   const filter = (name: string) => value(name)?.trim() || undefined;
   const since = filter("updatedSince") === undefined ? undefined : instantOf(filter("updatedSince")!);
   const [accountId, email] = [filter("accountId"), filter("email")?.toLowerCase()];
@@ -575,7 +575,7 @@ export function expectAccountAnswer(answer: Answer, sentId: string | null, fx: F
   expect(Object.keys(answer.body).sort()).toEqual([...ACCOUNT_KEYS].sort());
 }
 
-// The incident list (contract 8.3): filters from, to, status, accountId, phone, updatedSince.
+// The incident list (docs/api.md, "Incidents"): filters from, to, status, accountId, phone, updatedSince.
 
 const instantValue = fc.oneof(
   { arbitrary: slot, weight: 2 },
@@ -648,7 +648,7 @@ export const incidentListArgCases = fc.array(
 const FILTERS = ["from", "to", "status", "accountId", "phone", "updatedSince"];
 const issuedWith = (cursor: IssuedCursor, filters: Record<string, string>) => ({ token: cursor.token, filters });
 
-/** Contract 8.3 on an incident list's query string: each parameter, then the cursor against its org and filters. */
+/** docs/api.md, "Incidents" on an incident list's query string: each parameter, then the cursor against its org and filters. */
 export function incidentListVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
   const { must, may, single, ...v } = paramsVerdict(pairs, INCIDENT_QUERY_FIELDS);
   let { invalid, unknown } = v;
@@ -690,7 +690,7 @@ export function expectIncidentPage(answer: Answer, pairs: [string, string][], fx
     expect(incident, "not this org's incident as it is").toEqual(fx.incidents.get(incident.id));
   expect([...data].sort(byStart)).toEqual(data);
   if (verdict !== "valid") return;
-  // Contract 3: strings are trimmed, and an empty one is absent.
+  // docs/api.md, "Validation": strings are trimmed, and an empty one is absent.
   const filter = (name: string) => value(name)?.trim() || undefined;
   const at = (name: string) => (filter(name) === undefined ? undefined : instantOf(filter(name)!));
   const [from, to, since] = [at("from"), at("to"), at("updatedSince")];
@@ -792,7 +792,7 @@ export function expectIncidentAnswer(answer: Answer, sentId: string | null, fx: 
   expect(answer.body).toEqual(own);
 }
 
-// The events list (contract 9.1): filters type, limit 1–200, a cursor that is never null.
+// The events list (docs/webhooks.md, "Events"): filters type, limit 1–200, a cursor that is never null.
 
 const eventCursorValue = fc.oneof(
   {
@@ -860,7 +860,7 @@ export const eventListArgCases = fc.array(
 
 const eventCursors = (fx: Fixture): IssuedEventCursor[] => Object.values(fx.cursors.events);
 
-/** Contract 9.1 on an events list's query string: each parameter, then the cursor against its org and type. */
+/** docs/webhooks.md, "Events" on an events list's query string: each parameter, then the cursor against its org and type. */
 export function eventListVerdict(pairs: [string, string][], fx: Fixture): BodyVerdict {
   const { must, may, single, ...v } = paramsVerdict(pairs, EVENT_QUERY_FIELDS);
   let { invalid, unknown } = v;
@@ -930,7 +930,7 @@ export function expectEventPage(answer: Answer, pairs: [string, string][], fx: F
     "not in commit order",
   ).toEqual(places);
   if (verdict !== "valid") return;
-  // Contract 3: strings are trimmed, and an empty one is absent.
+  // docs/api.md, "Validation": strings are trimmed, and an empty one is absent.
   const type = value("type")?.trim() || undefined;
   const given = value("cursor");
   const from = given === undefined ? 0 : eventCursors(fx).find((c) => c.token === given)!.after;

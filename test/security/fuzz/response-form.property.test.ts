@@ -1,4 +1,4 @@
-// The form of every answer near every input limit (issue 21): for each of a
+// The form of every answer near every input limit: for each of a
 // set of time zones (offsets from −12:00 to +14:00, half and three-quarter
 // hours, historical offsets in seconds), generated runs call all thirteen
 // operations with VALID inputs at their limits — date-times at both ends of

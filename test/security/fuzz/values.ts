@@ -148,7 +148,7 @@ export const astralOver = (max: number) =>
     fc.constantFrom(...ASTRAL).map((astral) => ` ${astral.repeat(Math.ceil(max / 2))}y `),
   );
 
-/** Lengths around every limit of contract section 3, and past the 64 KiB body limit. */
+/** Lengths around every limit of docs/api.md ("Errors", "Validation"), and past the 64 KiB body limit. */
 const LENGTHS = [20, 21, 40, 41, 199, 200, 201, 320, 321, 500, 501, 1024, 1025, 5000, 70_000];
 
 const longString = fc
