@@ -5,8 +5,9 @@
 //   2. the webhook queues (and dead-letter queue) are created if missing;
 //   3. pending migrations are applied to the database;
 //   4. the worker is deployed — after the migrations, so new code never meets
-//      an old schema (migrations only add, so the old code keeps working on
-//      the new one until the new code replaces it);
+//      an old schema (a migration never drops or renames what the old code
+//      reads, so it keeps working on the new one until it is replaced:
+//      docs/development.md, "Schema changes");
 //   5. a missing WEBHOOK_SECRET_KEY is reported (the worker then sends no
 //      webhook and logs why; everything else serves).
 
