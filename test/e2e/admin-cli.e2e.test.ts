@@ -122,5 +122,6 @@ describe("phones backfill", () => {
     expect(unknown.code).not.toBe(0);
     expect(unknown.stdout).toBe("");
     expect(unknown.stderr).toMatch(/unknown org/);
-  });
+    // Seven processes in a row, each starting wrangler (about 8 s each beside a busy test run).
+  }, 180_000);
 });
