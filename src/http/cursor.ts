@@ -4,6 +4,7 @@
 // for other filters, or for another org does not verify: 422 invalid_cursor
 // (docs/api.md, "Lists and cursors"), never a page of something else.
 import type { CursorPosition } from "../db/client";
+import { constantTimeEqual } from "../lib/api-keys";
 import { ApiError } from "./problem";
 
 /** Whose cursor it is: the org's key, and the normalised filters of the list it pages through. */
@@ -64,13 +65,6 @@ const invalidCursor = () =>
     ],
   });
 
-/** Equal bytes, in time that depends only on the lengths. */
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
-  return diff === 0;
-}
-
 /** Longer than any cursor issued: refused unread. */
 const MAX_CURSOR = 1024;
 
@@ -78,18 +72,15 @@ export async function decodeCursor(token: string, scope: CursorScope): Promise<C
   if (token.length > MAX_CURSOR) throw invalidCursor();
   const [payload, mac, ...rest] = token.split(".");
   if (!payload || !mac || rest.length > 0 || !/^[A-Za-z0-9_-]+$/.test(payload + mac)) throw invalidCursor();
-  let sent: Uint8Array;
+  // Verified before anything in it is read, and as the text issued: a MAC
+  // spelled otherwise (base64url's unused low bits) is not this cursor.
+  if (!constantTimeEqual(mac, base64url(await macOf(payload, scope)))) throw invalidCursor();
   let parsed: unknown;
   try {
-    sent = fromBase64url(mac);
     parsed = JSON.parse(new TextDecoder().decode(fromBase64url(payload)));
   } catch {
     throw invalidCursor();
   }
-  // Verified before anything in it is believed, as the text issued: a MAC
-  // spelled otherwise (base64url's unused low bits) is not this cursor.
-  const expected = encoder.encode(base64url(await macOf(payload, scope)));
-  if (sent.length !== MAC_BYTES || !sameBytes(encoder.encode(mac), expected)) throw invalidCursor();
   const { t, i } = (parsed ?? {}) as Record<string, unknown>;
   if (!Number.isSafeInteger(t) || typeof i !== "string" || !ID.test(i)) throw invalidCursor();
   return { at: t as number, id: i };
