@@ -218,6 +218,16 @@ const expectInvalidCursor = (res: ReadResponse) => {
   expect(res.body.errors).toEqual([{ path: "cursor", code: "invalid_cursor", message: expect.any(String) }]);
 };
 
+const expectEmptyToolPage = (res: ReadResponse) =>
+  expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null });
+
+const expectToolInvalidCursor = (res: ReadResponse) =>
+  expect(toolAnswer(res)).toMatchObject({
+    isError: true,
+    status: 422,
+    body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
+  });
+
 /** A listed page holds only the caller's contacts. */
 const expectOwnContacts = (ids: string[], caller: Profile, victim: Profile) => {
   expect(ids.length).toBeGreaterThan(0);
@@ -330,12 +340,7 @@ const PROBES: Record<string, Case[]> = {
     {
       name: "MCP list_events {cursor: the other org's cursor} → isError 422 invalid_cursor",
       send: (_c, v) => ({ tool: "list_events", args: { cursor: v.eventCursors.plain } }),
-      expect: (res) =>
-        expect(toolAnswer(res)).toMatchObject({
-          isError: true,
-          status: 422,
-          body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
-        }),
+      expect: expectToolInvalidCursor,
     },
   ],
   list_incidents: [
@@ -388,17 +393,12 @@ const PROBES: Record<string, Case[]> = {
     {
       name: "MCP list_incidents {phone: the other org's phone} → empty page",
       send: (_c, v) => ({ tool: "list_incidents", args: { phone: v.phone.e164 } }),
-      expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
+      expect: expectEmptyToolPage,
     },
     {
       name: "MCP list_incidents {cursor: the other org's cursor} → isError 422 invalid_cursor",
       send: (_c, v) => ({ tool: "list_incidents", args: { cursor: v.incidentCursors.plain } }),
-      expect: (res) =>
-        expect(toolAnswer(res)).toMatchObject({
-          isError: true,
-          status: 422,
-          body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
-        }),
+      expect: expectToolInvalidCursor,
     },
   ],
   get_account: [
@@ -493,22 +493,17 @@ const PROBES: Record<string, Case[]> = {
     {
       name: "MCP list_contacts {accountId: the other org's account} → empty page",
       send: (_c, v) => ({ tool: "list_contacts", args: { accountId: v.accounts[0]!.id } }),
-      expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
+      expect: expectEmptyToolPage,
     },
     {
       name: "MCP list_contacts {email: the other org's contact email} → empty page",
       send: (_c, v) => ({ tool: "list_contacts", args: { email: v.contacts[1]!.email } }),
-      expect: (res) => expect(toolAnswer(res).body).toEqual({ data: [], hasMore: false, nextCursor: null }),
+      expect: expectEmptyToolPage,
     },
     {
       name: "MCP list_contacts {cursor: the other org's cursor} → isError 422 invalid_cursor",
       send: (_c, v) => ({ tool: "list_contacts", args: { cursor: v.cursors.plain } }),
-      expect: (res) =>
-        expect(toolAnswer(res)).toMatchObject({
-          isError: true,
-          status: 422,
-          body: { errors: [{ path: "cursor", code: "invalid_cursor" }] },
-        }),
+      expect: expectToolInvalidCursor,
     },
   ],
   check_booking_availability: [

@@ -340,6 +340,13 @@ export const writtenAt = (local: number, offset: number, digits: number, zulu = 
   return `${text.slice(0, 19)}${fraction}${zoneOf(offset, zulu)}`;
 };
 
+/** Instants (or local times) within 30 hours of either end of the range, and the ends themselves. */
+const nearRangeEnds = fc.oneof(
+  fc.integer({ min: FIRST, max: FIRST + 30 * HOUR }),
+  fc.integer({ min: LAST - 30 * HOUR, max: LAST }),
+  fc.constantFrom(FIRST, LAST),
+);
+
 /**
  * Date-times written near the ends of the range with any offset up to
  * ±14:00: in UTC some lie just inside the range, some just outside (year 0000
@@ -347,11 +354,7 @@ export const writtenAt = (local: number, offset: number, digits: number, zulu = 
  */
 export const edgeDateTime = fc
   .record({
-    local: fc.oneof(
-      fc.integer({ min: FIRST, max: FIRST + 30 * HOUR }),
-      fc.integer({ min: LAST - 30 * HOUR, max: LAST }),
-      fc.constantFrom(FIRST, LAST),
-    ),
+    local: nearRangeEnds,
     offset: fc.oneof(fc.integer({ min: -840, max: 840 }), fc.constantFrom(-840, -1, 0, 1, 840)),
     digits: fc.constantFrom(0, 3, 9),
   })
@@ -373,11 +376,7 @@ export const atOffset = (at: number, offset: number, digits = 3) => {
 /** Valid date-times within 30 hours of either end of the range, written with offsets up to ±14:00. */
 export const validEdgeDateTime = fc
   .record({
-    at: fc.oneof(
-      fc.integer({ min: FIRST, max: FIRST + 30 * HOUR }),
-      fc.integer({ min: LAST - 30 * HOUR, max: LAST }),
-      fc.constantFrom(FIRST, LAST),
-    ),
+    at: nearRangeEnds,
     offset: fc.constantFrom(...OFFSETS),
     digits: fc.constantFrom(0, 3, 9),
   })
