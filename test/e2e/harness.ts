@@ -72,7 +72,7 @@ export async function d1Execute(stateDir: string, sql: string, config?: string):
   const args = ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", stateDir, "--json", "--command", sql];
   let last = "";
   for (let attempt = 0; attempt < 3; attempt++) {
-    const result = await run("npx", [...args, ...(config ? ["--config", config] : [])]);
+    const result = await oneAtATime(stateDir, () => run("npx", [...args, ...(config ? ["--config", config] : [])]));
     if (result.code === 0)
       return (JSON.parse(result.stdout) as { results: Record<string, unknown>[] }[]).at(-1)!.results;
     last = `${result.stdout}\n${result.stderr}`;
@@ -83,8 +83,25 @@ export async function d1Execute(stateDir: string, sql: string, config?: string):
 /** `npx tsx src/cli/main.ts <args>`: the admin CLI as a user runs it. */
 export const cli = (args: string[]) => run("npx", ["tsx", "src/cli/main.ts", ...args]);
 
-/** `npx tsx src/cli/main.ts <args> --persist-to <dir> --json`. */
-export const admin = (stateDir: string, args: string[]) => cli([...args, "--persist-to", stateDir, "--json"]);
+/**
+ * Each process that opens a state folder without a server (the CLI, `wrangler
+ * d1 execute`) starts its own workerd on the folder's SQLite files; two at once
+ * can trip workerd's own assertions or hang (seen in CI). So the processes of
+ * one folder run one at a time, in the order they were asked for.
+ */
+const folderQueues = new Map<string, Promise<unknown>>();
+function oneAtATime<T>(stateDir: string, task: () => Promise<T>): Promise<T> {
+  const turn = (folderQueues.get(stateDir) ?? Promise.resolve()).then(task, task);
+  folderQueues.set(
+    stateDir,
+    turn.catch(() => undefined),
+  );
+  return turn;
+}
+
+/** `npx tsx src/cli/main.ts <args> --persist-to <dir> --json`, one process per folder at a time. */
+export const admin = (stateDir: string, args: string[]) =>
+  oneAtATime(stateDir, () => cli([...args, "--persist-to", stateDir, "--json"]));
 
 /** The one JSON line a successful `--json` CLI run prints; throws with the CLI's stderr otherwise. */
 export function jsonLine<T>(result: RunResult, what: string): T {

@@ -558,3 +558,23 @@ describe("secrets at rest", () => {
     for (const row of stored) expect(row.ciphertext).toMatch(/^v1\./);
   });
 });
+
+describe("webhook add: at most 10 endpoints per org", () => {
+  it("of 3 adds racing for the last 2 places, 2 win; the third is refused and writes nothing", async () => {
+    const t = await openTenant();
+    for (let i = 0; i < 8; i++) await addEndpoint(t, `https://hooks.example.com/${i}`);
+    const results = await Promise.allSettled([8, 9, 10].map((i) => addEndpoint(t, `https://hooks.example.com/${i}`)));
+    const won = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    const lost = results.flatMap((r) => (r.status === "rejected" ? [r.reason as Error] : []));
+    expect(won).toHaveLength(2);
+    expect(lost.map((e) => e.message)).toEqual([`org ${t.orgId} already has 10 webhook endpoints (the most allowed)`]);
+    const listed = (await WEBHOOK_COMMANDS["webhook list"]!(db(), { org: t.orgId }, cliEnv)) as {
+      endpoints: { endpointId: string }[];
+    };
+    expect(listed.endpoints).toHaveLength(10);
+    expect(listed.endpoints.map((e) => e.endpointId)).toEqual(expect.arrayContaining(won.map((w) => w.endpointId)));
+    // The refused add left no secret behind: one per endpoint, each of a listed endpoint.
+    const secrets = await db().select().from(webhookSecrets).where(eq(webhookSecrets.orgId, t.orgId));
+    expect(secrets.map((s) => s.endpointId).sort()).toEqual(listed.endpoints.map((e) => e.endpointId).sort());
+  });
+});
