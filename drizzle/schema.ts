@@ -5,7 +5,7 @@
 
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { StoredSchedule } from "../src/scheduling/schedule";
+import type { StoredSchedule, WeeklyHours } from "../src/scheduling/schedule";
 
 /**
  * The free-text phone fields of the seed (kept as given) and, beside each, its
@@ -39,9 +39,10 @@ export const orgs = sqliteTable("orgs", {
   // The schedule document of contract 5.1 minus its timeZone (kept above), as
   // JSON; null means the defaults.
   schedule: text("schedule", { mode: "json" }).$type<StoredSchedule>(),
-  // The longest slotMinutes this org has ever had: a booking lasts the slot
-  // length of its day, so a booking overlapping an instant t starts after
-  // t - maxSlotMinutes. That bound lets window reads use the starts_at index.
+  // The longest span a visit of this org may occupy, in minutes: the longest
+  // slotMinutes it has had and the longest duration + buffer of its services,
+  // ever (it only grows). A visit occupying an instant t starts after
+  // t - maxSlotMinutes: that bound lets window reads use the starts_at index.
   maxSlotMinutes: integer("max_slot_minutes").notNull().default(60),
   // The HMAC key of the org's list cursors (hex of 32 random bytes, from
   // createOrg): a cursor whose position or filters a client changed does not
@@ -148,6 +149,62 @@ export const leads = sqliteTable(
   ],
 );
 
+/**
+ * Services (job types, docs/api.md "Services"): what a visit of each takes.
+ * Names are unique per org case-insensitively (name_lower). Lists are JSON
+ * arrays. Rows are never deleted: a visit keeps its service id for good, and
+ * the span and buffer it was booked with (incidents.ends_at, occupied_until).
+ */
+export const services = sqliteTable(
+  "services",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    name: text("name").notNull(),
+    nameLower: text("name_lower").notNull(),
+    durationMinutes: integer("duration_minutes").notNull(),
+    bufferMinutes: integer("buffer_minutes").notNull().default(0),
+    arrivalWindowMinutes: integer("arrival_window_minutes").notNull().default(0),
+    skills: text("skills", { mode: "json" }).$type<string[]>().notNull(),
+    keywords: text("keywords", { mode: "json" }).$type<string[]>().notNull(),
+    isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
+    active: integer("active", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("services_org_name").on(t.orgId, t.nameLower),
+    // At most one default per org, kept by the database itself.
+    uniqueIndex("services_org_default").on(t.orgId).where(sql`${t.isDefault} = 1`),
+  ],
+);
+
+/**
+ * Technicians (docs/api.md "Technicians"): who may take which visit, where and
+ * when. `postal_codes` holds normalised prefixes (no spaces or "-", upper
+ * case); `weekly_hours` null means the org's; `days_off` local dates.
+ */
+export const technicians = sqliteTable(
+  "technicians",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    name: text("name").notNull(),
+    skills: text("skills", { mode: "json" }).$type<string[]>().notNull(),
+    postalCodes: text("postal_codes", { mode: "json" }).$type<string[]>().notNull(),
+    weeklyHours: text("weekly_hours", { mode: "json" }).$type<WeeklyHours>(),
+    daysOff: text("days_off", { mode: "json" }).$type<string[]>().notNull(),
+    active: integer("active", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("technicians_org").on(t.orgId, t.id)],
+);
+
 export const INCIDENT_STATUSES = ["scheduled", "cancelled"] as const;
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 
@@ -176,21 +233,37 @@ export const incidents = sqliteTable(
     updatedAt: integer("updated_at").notNull().default(0),
     cancelledAt: integer("cancelled_at"),
     cancelReason: text("cancel_reason"),
+    // The service and technician of the visit (null: none applied, crew mode)
+    // and the caller's postal code as given, trimmed.
+    serviceId: text("service_id").references(() => services.id),
+    technicianId: text("technician_id").references(() => technicians.id),
+    postalCode: text("postal_code"),
+    // The end of the span the visit occupies its technician or crew: ends_at
+    // plus the service's buffer as booked (the migration copied ends_at).
+    occupiedUntil: integer("occupied_until").notNull().default(0),
+    // The arrival window promised, in minutes from the start, as booked (0: an exact time).
+    arrivalWindowMinutes: integer("arrival_window_minutes").notNull().default(0),
   },
   (t) => [
-    // Availability reads the scheduled bookings of a time window: org first,
-    // then start; with the end too, the index alone answers (covering) and
-    // its order is the order of the (start, end) groups, so no temporary
-    // b-tree is built. Partial: a cancelled incident holds no slot and is not
-    // even read. Queries name the status as a literal so the planner may use it.
-    index("incidents_scheduled_org_starts_ends")
-      .on(t.orgId, t.startsAt, t.endsAt)
+    // Availability reads the scheduled visits of a time window: org first,
+    // then start; with the occupied end and technician too, the index alone
+    // answers (covering) and its order is the order of the groups, so no
+    // temporary b-tree is built. Partial: a cancelled incident holds no slot
+    // and is not even read. Queries name the status as a literal so the
+    // planner may use it.
+    index("incidents_scheduled_org_starts_occupied")
+      .on(t.orgId, t.startsAt, t.occupiedUntil, t.technicianId)
       .where(sql`${t.status} = 'scheduled'`),
+
     // The list's keyset order (start, id), under each filter that narrows it.
     index("incidents_org_starts").on(t.orgId, t.startsAt, t.id),
     index("incidents_org_status_starts").on(t.orgId, t.status, t.startsAt, t.id),
     index("incidents_org_account_starts").on(t.orgId, t.accountId, t.startsAt, t.id),
     index("incidents_org_phone_starts").on(t.orgId, t.phone, t.startsAt, t.id),
+    // Also one technician's visits near an instant: the overlap test and the
+    // day's count of the assignment statement.
+    index("incidents_org_technician_starts").on(t.orgId, t.technicianId, t.startsAt, t.id),
+    index("incidents_org_service_starts").on(t.orgId, t.serviceId, t.startsAt, t.id),
   ],
 );
 
@@ -227,6 +300,7 @@ export const EVENT_TYPES = [
   "incident.created",
   "incident.rescheduled",
   "incident.cancelled",
+  "incident.reassigned",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

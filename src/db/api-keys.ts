@@ -4,6 +4,8 @@ import { generateApiKey, hashApiKey } from "../lib/api-keys";
 import { toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { scheduleOf } from "../scheduling/schedule";
+import { type Catalogue, EMPTY_CATALOGUE } from "../scheduling/visits";
+import { catalogueOf, catalogueQueries } from "./catalogue";
 import { type Db, inColumnOrder, insertWhere } from "./client";
 import type { Org } from "./orgs";
 
@@ -12,7 +14,12 @@ import type { Org } from "./orgs";
  * of its org may need (the schedule), in the same round trip.
  */
 export async function findActiveKey(db: Db, keyHash: string) {
-  const [key] = await db
+  const [key] = await activeKeyQuery(db, keyHash);
+  return key;
+}
+
+const activeKeyQuery = (db: Db, keyHash: string) =>
+  db
     .select({
       id: apiKeys.id,
       orgId: apiKeys.orgId,
@@ -28,18 +35,29 @@ export async function findActiveKey(db: Db, keyHash: string) {
     .innerJoin(orgs, eq(orgs.id, apiKeys.orgId))
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
-  return key;
+
+/**
+ * The active key with this hash and, in the same round trip, the catalogue of
+ * the org the request names (used only if the key is that org's).
+ */
+export async function findKeyWithCatalogue(db: Db, keyHash: string, orgId: string) {
+  const [[key], serviceRows, technicianRows] = await db.batch([
+    activeKeyQuery(db, keyHash),
+    ...catalogueQueries(db, orgId),
+  ]);
+  return key && { key, catalogue: catalogueOf(serviceRows, technicianRows) };
 }
 
 export type ActiveKey = NonNullable<Awaited<ReturnType<typeof findActiveKey>>>;
 
 /** The org of an active key, as every request of it sees the org. */
-export const orgOfKey = (key: ActiveKey): Org => ({
+export const orgOfKey = (key: ActiveKey, catalogue: Catalogue = EMPTY_CATALOGUE): Org => ({
   id: key.orgId,
   country: key.country,
   schedule: scheduleOf(key.timeZone, key.schedule),
   maxBookingMs: key.maxSlotMinutes * 60_000,
   cursorSecret: key.cursorSecret,
+  catalogue,
 });
 
 /** Records use of a key, at most once per `resolutionMs`, so busy keys do not write on every request. */

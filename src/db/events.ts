@@ -2,7 +2,7 @@
 // statements: the event row, inserted only if the change is in place (so the
 // change and its event commit together or not at all), and the endpoints
 // subscribed to it, which the write path then sends to the delivery queue.
-import { and, eq, gt, isNull, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, SQL, sql } from "drizzle-orm";
 import { type EventType, events, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
@@ -29,7 +29,8 @@ export interface EventRecord {
   state?: SQL;
   /** The resource after the change, as JSON text or as SQL that computes it in the batch. */
   data: string | SQL;
-  previous?: object;
+  /** What changed, as it was: an object, or SQL computing its JSON in the batch. */
+  previous?: object | SQL;
 }
 
 /** Enabled endpoints of the org subscribed to `type`. */
@@ -49,7 +50,7 @@ export function recordEvent(db: Db, record: EventRecord) {
   const { orgId, type, now, table, rowId, state, data, previous } = record;
   const id = newId("evt", now);
   const body = sql`json_object('id', ${id}, 'type', ${type}, 'timestamp', ${toIso(now)}, 'data', json(${data})${
-    previous ? sql`, 'previous', json(${JSON.stringify(previous)})` : sql``
+    previous ? sql`, 'previous', json(${previous instanceof SQL ? previous : JSON.stringify(previous)})` : sql``
   })`;
   const subscribed = sql`EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(orgId, type)})`;
   const changed = sql`EXISTS (SELECT 1 FROM ${table} WHERE ${and(eq(table.orgId, orgId), eq(table.id, rowId), state)})`;

@@ -7,6 +7,7 @@ import { generateApiKey, hashApiKey } from "../lib/api-keys";
 import { randomHex } from "../lib/hash";
 import { newId } from "../lib/ids";
 import { resolveDocument, type Schedule, type ScheduleDocument, scheduleOf } from "../scheduling/schedule";
+import type { Catalogue } from "../scheduling/visits";
 import type { Db } from "./client";
 
 /** An org as every request of it sees it (read with its key by the auth middleware). */
@@ -15,10 +16,12 @@ export interface Org {
   /** Where a phone number written without "+" is read (ISO 3166-1 alpha-2). */
   country: string;
   schedule: Schedule;
-  /** No booking of this org lasts longer: the longest slotMinutes it has had. */
+  /** No visit of this org occupies longer: the longest slotMinutes or service span it has had. */
   maxBookingMs: number;
   /** The HMAC key of its list cursors (hex); never sent to a client. */
   cursorSecret: string;
+  /** Its services and technicians, inactive ones too. */
+  catalogue: Catalogue;
 }
 
 export interface NewOrg {

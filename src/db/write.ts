@@ -20,7 +20,7 @@ export interface Write<S extends Statements> {
   row: { table: WritableTable; id: string; state?: SQL };
   /** The change and any reads after it, by name, in the order they run. */
   statements: S;
-  event: { type: EventType; data: string | SQL; previous?: object };
+  event: { type: EventType; data: string | SQL; previous?: object | SQL };
   /** The 200 JSON answer: text, or SQL when only the batch knows some of it. */
   body: string | SQL;
 }

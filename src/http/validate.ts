@@ -3,7 +3,9 @@
 import { zValidator } from "@hono/zod-validator";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type * as z from "zod";
+import type { Org } from "../db/orgs";
 import { normalizePhone } from "../lib/phones";
+import { chooseService, normalisePostalCode, type Plan, visitOf } from "../scheduling/visits";
 import { ApiError, type FieldError, validationFailed } from "./problem";
 
 type Issue = z.core.$ZodIssue;
@@ -151,4 +153,26 @@ export function e164OrFail(text: string, country: string, path = "phone"): strin
   const e164 = normalizePhone(text, country);
   if (e164 === null) throw validationFailed([{ ...INVALID_PHONE, path }]);
   return e164;
+}
+
+/**
+ * The visit a request asks about (docs/api.md, "Services and technicians"):
+ * its service (`serviceId`, else by `insectName`, else the default) and
+ * place. 422 `not_found` on serviceId when it names no active service of the org.
+ */
+export function planOrFail(
+  org: Org,
+  request: { serviceId?: string | null; insectName?: string | null; postalCode?: string | null },
+): Plan {
+  const service = chooseService(org.catalogue.services, request);
+  if (service === undefined)
+    throw validationFailed([
+      { path: "serviceId", code: "not_found", message: "is no active service of your organisation" },
+    ]);
+  return {
+    schedule: org.schedule,
+    visit: visitOf(org.schedule, service),
+    technicians: org.catalogue.technicians,
+    postalCode: request.postalCode ? normalisePostalCode(request.postalCode) : null,
+  };
 }

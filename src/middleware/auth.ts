@@ -3,7 +3,7 @@
 // same 401, so a caller cannot tell a wrong key from a wrong org or a revoked
 // key.
 import { createMiddleware } from "hono/factory";
-import { findActiveKey, orgOfKey, touchKey } from "../db/api-keys";
+import { findKeyWithCatalogue, orgOfKey, touchKey } from "../db/api-keys";
 import type { Db } from "../db/client";
 import type { AppEnv, Org } from "../env";
 import { ApiError } from "../http/problem";
@@ -16,7 +16,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * How long an isolate trusts a key it has verified without asking D1 again:
- * the longest a revoked key (or a changed schedule) can go on being honoured
+ * the longest a revoked key (or a changed schedule, service or technician) can go on being honoured
  * by an isolate that saw it just before (docs/api.md, "Authentication": within
  * 3 seconds).
  */
@@ -35,16 +35,17 @@ interface Verified {
 // failure costs the caller a D1 read, as before.
 const verified = new Map<string, Verified>();
 
-async function verify(db: Db, keyHash: string, now: number) {
+async function verify(db: Db, keyHash: string, orgId: string, now: number) {
   const cached = verified.get(keyHash);
   if (cached && cached.expiresAt > now) return cached;
   verified.delete(keyHash);
-  const found = await findActiveKey(db, keyHash);
-  if (!found || !constantTimeEqual(found.keyHash, keyHash)) return undefined;
+  const found = await findKeyWithCatalogue(db, keyHash, orgId);
+  if (!found || !constantTimeEqual(found.key.keyHash, keyHash) || !constantTimeEqual(found.key.orgId, orgId))
+    return undefined;
   const entry: Verified = {
-    keyId: found.id,
-    org: orgOfKey(found),
-    lastUsedAt: found.lastUsedAt,
+    keyId: found.key.id,
+    org: orgOfKey(found.key, found.catalogue),
+    lastUsedAt: found.key.lastUsedAt,
     expiresAt: now + AUTH_CACHE_TTL_MS,
   };
   // Maps iterate in insertion order: the first key is the oldest entry.
@@ -67,7 +68,7 @@ export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
   // at most a hash prefix, which says nothing about the key itself.
   const keyHash = await hashApiKey(key);
   const now = Date.now();
-  const found = await verify(c.var.db, keyHash, now);
+  const found = await verify(c.var.db, keyHash, orgId, now);
   if (!found || !constantTimeEqual(found.org.id, orgId)) throw unauthenticated();
   c.set("orgId", found.org.id);
   c.set("org", found.org);

@@ -5,10 +5,11 @@ import { findCaller } from "../db/callers";
 import { bookSlot } from "../db/incidents";
 import { defineOperation } from "../http/operation";
 import { slotUnavailable } from "../http/problem";
-import { e164OrFail } from "../http/validate";
+import { e164OrFail, planOrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
 import { toIso } from "../lib/datetime";
-import { assessSlot, type Reason, remainingCounter, slotView } from "../scheduling/slots";
+import { type Reason, slotView } from "../scheduling/slots";
+import { assessVisit, onDutyFor, placesCounter } from "../scheduling/visits";
 import { ACCOUNT_EXAMPLE } from "../schemas/accounts";
 import {
   availableAppointments,
@@ -48,11 +49,12 @@ export const aiAgentOperations = [
         },
       ],
     },
-    handler: async (c, { body: { dateTime, limit } }) => {
+    handler: async (c, { body: { dateTime, limit, ...visit } }) => {
       const { db, org } = c.var;
       const { timeZone } = org.schedule;
-      const { slots } = await scanBookable(db, { org, now: Date.now(), from: dateTime, limit });
-      return c.json({ timeZone, slots: slots.map((slot) => slotView(slot, timeZone)) }, 200);
+      const plan = planOrFail(org, visit);
+      const { slots } = await scanBookable(db, { org, plan, now: Date.now(), from: dateTime, limit });
+      return c.json({ timeZone, slots: slots.map((slot) => slotView(slot, timeZone, plan.visit)) }, 200);
     },
   }),
   defineOperation({
@@ -89,28 +91,32 @@ export const aiAgentOperations = [
         },
       ],
     },
-    handler: async (c, { body: { dateTime } }) => {
+    handler: async (c, { body: { dateTime, ...visit } }) => {
       const { db, org } = c.var;
-      const { timeZone, capacity } = org.schedule;
+      const { timeZone } = org.schedule;
       const now = Date.now();
-      const { slot, reason: unavailable } = assessSlot(org.schedule, now, dateTime);
-      // Alternatives and the slot's own bookings come from one round trip.
+      const plan = planOrFail(org, visit);
+      const { slot, fits, reason: unavailable } = assessVisit(plan, now, dateTime);
+      // Alternatives and the visits occupying this one's span come from one round trip.
+      const span = slot && { start: slot.start, end: slot.end + plan.visit.bufferMs };
       const { slots, covered } = await scanBookable(db, {
         org,
+        plan,
         now,
         from: dateTime + 1,
         limit: 3,
-        alsoCover: slot ? [slot] : [],
+        alsoCover: span ? [span] : [],
       });
-      const remaining = slot ? remainingCounter(covered, capacity, org.maxBookingMs)(slot) : 0;
+      // A crew visit that does not fit its day has no place, whatever the crews.
+      const remaining = slot && fits ? placesCounter(plan, covered, org.maxBookingMs)(slot.start) : 0;
       const reason: Reason | null = unavailable ?? (remaining > 0 ? null : "fully_booked");
       return c.json(
         {
           dateTime: toIso(dateTime),
           available: reason === null,
           reason,
-          slot: slot ? slotView({ ...slot, remaining }, timeZone) : null,
-          alternatives: slots.map((s) => slotView(s, timeZone)),
+          slot: slot ? slotView({ start: slot.start, end: slot.end, remaining }, timeZone, plan.visit) : null,
+          alternatives: slots.map((s) => slotView(s, timeZone, plan.visit)),
         },
         200,
       );
@@ -137,14 +143,23 @@ export const aiAgentOperations = [
     response: bookedIncident,
     responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
     errors: ["slot_unavailable"],
-    handler: async (c, { body: { dateTime, phone, ...details } }) => {
+    handler: async (c, { body: { dateTime, phone, serviceId, ...details } }) => {
       const { db, org, heldKey } = c.var;
       const incident = { ...details, phone: phone === null ? null : e164OrFail(phone, org.country) };
+      const plan = planOrFail(org, { serviceId, insectName: details.insectName, postalCode: details.postalCode });
       const now = Date.now();
-      const { slot, reason } = assessSlot(org.schedule, now, dateTime);
-      const booked = reason === null && slot ? await bookSlot(db, { org, slot, incident, now, held: heldKey }) : null;
+      const { slot, reason } = assessVisit(plan, now, dateTime);
+      const placement = slot && {
+        plan,
+        slot: { start: slot.start, end: slot.end },
+        candidates: onDutyFor(plan, slot.start),
+      };
+      const booked =
+        reason === null && placement && placement.candidates?.length !== 0
+          ? await bookSlot(db, { org, placement, incident, now, held: heldKey })
+          : null;
       if (booked === null)
-        throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, now, dateTime));
+        throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
       return writtenResponse(c, booked);
     },
   }),

@@ -2,16 +2,23 @@
 // A change is read, decided here, then written by one conditional statement
 // that applies only if the incident is still as read (changeIncident); if
 // another change came first, it is decided again on the incident as it now is.
-import type { SQL } from "drizzle-orm";
 import type { Context } from "hono";
-import { changeIncident, getIncident, type IncidentRow, incidentView, listIncidents, roomFor } from "../db/incidents";
+import {
+  changeIncident,
+  getIncident,
+  type IncidentRow,
+  incidentView,
+  listIncidents,
+  type Placement,
+} from "../db/incidents";
+import type { Org } from "../db/orgs";
 import type { AppEnv } from "../env";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { defineOperation } from "../http/operation";
 import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
-import { assessSlot } from "../scheduling/slots";
+import { assessVisit, normalisePostalCode, onDutyFor, type Plan, visitOf } from "../scheduling/visits";
 import {
   cancelIncidentBody,
   INCIDENT_EXAMPLE,
@@ -43,7 +50,7 @@ const notChangeable = (reason: "cancelled" | "in_the_past") =>
 async function changeLoop(
   c: Context<AppEnv>,
   id: string,
-  decide: (seen: IncidentRow, now: number) => Promise<Response | { changed: IncidentRow; condition?: SQL }>,
+  decide: (seen: IncidentRow, now: number) => Promise<Response | { changed: IncidentRow; move?: Placement }>,
 ): Promise<Response> {
   const { db, org, heldKey } = c.var;
   let seen = await getIncident(db, org.id, id);
@@ -110,7 +117,9 @@ export const incidentOperations = [
         secret: org.cursorSecret,
         filters: [
           "incidents",
-          ...(["from", "to", "status", "accountId", "phone", "updatedSince"] as const).map((f) => filters[f] ?? null),
+          ...(["from", "to", "status", "accountId", "phone", "updatedSince", "technicianId", "serviceId"] as const).map(
+            (f) => filters[f] ?? null,
+          ),
         ],
       };
       const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
@@ -190,21 +199,55 @@ export const incidentOperations = [
         if (seen.status === "cancelled") throw notChangeable("cancelled");
         if (seen.startsAt <= now) throw notChangeable("in_the_past");
         if (seen.startsAt === dateTime) return c.json(incidentView(seen, org.schedule.timeZone), 200);
+        const plan = planOfVisit(org, seen);
         // The change did not apply and the incident is as it was: the slot was full.
         if (tried && sameState(tried, seen))
-          throw slotUnavailable("fully_booked", await alternativesAfter(db, org, now, dateTime));
-        const { slot, reason } = assessSlot(org.schedule, now, dateTime);
-        if (reason !== null || !slot)
-          throw slotUnavailable(reason ?? "closed", await alternativesAfter(db, org, now, dateTime));
+          throw slotUnavailable("fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
+        const { slot, reason } = assessVisit(plan, now, dateTime);
+        const candidates = slot && onDutyFor(plan, slot.start);
+        if (reason !== null || !slot || candidates?.length === 0)
+          throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
         tried = seen;
+        const { durationMs, bufferMs } = plan.visit;
         return {
-          changed: { ...seen, startsAt: slot.start, endsAt: slot.end, updatedAt: now },
-          condition: roomFor(org, slot, seen.id),
+          changed: {
+            ...seen,
+            startsAt: slot.start,
+            endsAt: slot.start + durationMs,
+            occupiedUntil: slot.start + durationMs + bufferMs,
+            updatedAt: now,
+          },
+          move: { plan, slot: { start: slot.start, end: slot.start + durationMs }, candidates },
         };
       });
     },
   }),
 ];
+
+/**
+ * A booked visit moves as it is: with its service's skills, at its place, and
+ * with the length, buffer and arrival window it was booked with (a visit of no
+ * service takes the schedule's slot length now, as a booking would).
+ */
+function planOfVisit(org: Org, row: IncidentRow): Plan {
+  const service = org.catalogue.services.find((s) => s.id === row.serviceId) ?? null;
+  const visit = visitOf(org.schedule, service);
+  return {
+    schedule: org.schedule,
+    visit:
+      row.serviceId === null
+        ? visit
+        : {
+            serviceId: row.serviceId,
+            durationMs: row.endsAt - row.startsAt,
+            bufferMs: row.occupiedUntil - row.endsAt,
+            windowMs: row.arrivalWindowMinutes * 60_000,
+            skills: visit.skills,
+          },
+    technicians: org.catalogue.technicians,
+    postalCode: row.postalCode === null ? null : normalisePostalCode(row.postalCode),
+  };
+}
 
 const sameState = (a: IncidentRow, b: IncidentRow) =>
   a.status === b.status && a.startsAt === b.startsAt && a.endsAt === b.endsAt && a.updatedAt === b.updatedAt;

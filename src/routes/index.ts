@@ -9,9 +9,11 @@ import { contactOperations } from "./contacts";
 import { eventOperations } from "./events";
 import { incidentOperations } from "./incidents";
 import { leadOperations } from "./leads";
+import { serviceOperations } from "./services";
 
 export const OPERATIONS: readonly Operation[] = [
   ...aiAgentOperations,
+  ...serviceOperations,
   ...leadOperations,
   ...contactOperations,
   ...accountOperations,

@@ -8,13 +8,15 @@ export type Weekday = (typeof WEEKDAYS)[number];
 /** [opening, closing] as "HH:MM" local wall-clock times; closing may be "24:00". */
 export type Interval = [string, string];
 
+export type WeeklyHours = Record<Weekday, Interval[]>;
+
 export interface Schedule {
   timeZone: string;
   slotMinutes: number;
   capacity: number;
   minNoticeMinutes: number;
   horizonDays: number;
-  weeklyHours: Record<Weekday, Interval[]>;
+  weeklyHours: WeeklyHours;
   closedDates: string[];
 }
 

@@ -16,14 +16,31 @@ export interface Slot extends SlotTimes {
   remaining: number;
 }
 
+/** A booked visit as availability sees it: the span it occupies, and by whom. */
 export interface Booking {
   startsAt: number;
+  /** The end of its occupied span: the visit's end plus its buffer. */
   endsAt: number;
-  /** How many bookings have exactly these times (1 when absent). */
+  /** Its technician; null or absent in crew mode. */
+  technicianId?: string | null;
+  /** How many visits have exactly these times and technician (1 when absent). */
   count?: number;
 }
 
-export type Reason = "in_the_past" | "beyond_horizon" | "closed" | "not_a_slot_start" | "too_soon" | "fully_booked";
+/** A slot of the weekly hours, with the closing instant of its interval. */
+export interface GridSlot extends SlotTimes {
+  closing: number;
+}
+
+export type Reason =
+  | "in_the_past"
+  | "beyond_horizon"
+  | "closed"
+  | "not_a_slot_start"
+  | "out_of_service_area"
+  | "no_qualified_technician"
+  | "too_soon"
+  | "fully_booked";
 
 /** The bookable window (docs/api.md, "The schedule"): [now + notice, now + horizon). */
 export function bookableWindow(schedule: Schedule, now: number) {
@@ -31,7 +48,7 @@ export function bookableWindow(schedule: Schedule, now: number) {
 }
 
 /** [opening, closing) instants of each interval of local `date`; none on a closed date. */
-function openingsOn(schedule: Schedule, date: LocalDate): SlotTimes[] {
+export function openingsOn(schedule: Schedule, date: LocalDate): SlotTimes[] {
   if (schedule.closedDates.includes(dateString(date))) return [];
   const intervals: Interval[] = schedule.weeklyHours[WEEKDAYS[weekday(date) - 1]!] ?? [];
   return intervals.map(([open, close]) => ({
@@ -46,7 +63,7 @@ function openingsOn(schedule: Schedule, date: LocalDate): SlotTimes[] {
  * instant and every slotMinutes of elapsed time after it while they fit before
  * the closing instant, so each slot lasts exactly slotMinutes, DST or not.
  */
-export function* candidateSlots(schedule: Schedule, from: number, until: number): Generator<SlotTimes> {
+export function* candidateSlots(schedule: Schedule, from: number, until: number): Generator<GridSlot> {
   const slotMs = schedule.slotMinutes * MINUTE;
   // A slot of local date D starts on D (opening ≥ D's midnight, end ≤ D+1's),
   // so the scan starts at the local date of `from`.
@@ -54,7 +71,7 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
     for (const opening of openingsOn(schedule, date)) {
       const skip = Math.max(0, Math.ceil((from - opening.start) / slotMs));
       for (let start = opening.start + skip * slotMs; start + slotMs <= opening.end && start < until; start += slotMs) {
-        yield { start, end: start + slotMs };
+        yield { start, end: start + slotMs, closing: opening.end };
       }
     }
   }
@@ -64,10 +81,11 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
 const LAST_DATE = Math.floor(MAX_INSTANT / (1440 * MINUTE));
 
 /** Whether a slot ending at `end` has both forms writable: UTC and local both within year 9999. */
-const writable = (end: number, timeZone: string) => end <= MAX_INSTANT && localDateOf(end, timeZone) <= LAST_DATE;
+export const writable = (end: number, timeZone: string) =>
+  end <= MAX_INSTANT && localDateOf(end, timeZone) <= LAST_DATE;
 
 /** The slot starting exactly at `at`, and whether `at` falls inside opening hours at all. */
-export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null; inHours: boolean } {
+export function slotAt(schedule: Schedule, at: number): { slot: GridSlot | null; inHours: boolean } {
   const slotMs = schedule.slotMinutes * MINUTE;
   const date = localDateOf(at, schedule.timeZone);
   let inHours = false;
@@ -75,7 +93,7 @@ export function slotAt(schedule: Schedule, at: number): { slot: SlotTimes | null
     if (at < opening.start || at >= opening.end) continue;
     inHours = true;
     if ((at - opening.start) % slotMs === 0 && at + slotMs <= opening.end && writable(at + slotMs, schedule.timeZone))
-      return { slot: { start: at, end: at + slotMs }, inHours };
+      return { slot: { start: at, end: at + slotMs, closing: opening.end }, inHours };
   }
   return { slot: null, inHours };
 }
@@ -89,7 +107,10 @@ export function assessSlot(
   schedule: Schedule,
   now: number,
   at: number,
-): { slot: SlotTimes | null; reason: Exclude<Reason, "fully_booked"> | null } {
+): {
+  slot: GridSlot | null;
+  reason: "in_the_past" | "beyond_horizon" | "closed" | "not_a_slot_start" | "too_soon" | null;
+} {
   const window = bookableWindow(schedule, now);
   const { slot, inHours } = slotAt(schedule, at);
   const reason =
@@ -107,57 +128,32 @@ export function assessSlot(
   return { slot, reason };
 }
 
-/**
- * A counter of places left, to be asked about slots in ascending order.
- * `bookings` must be sorted by start and include every booking overlapping
- * those slots; none lasts longer than `maxBookingMs`, which bounds the scan.
- */
-export function remainingCounter(bookings: Booking[], capacity: number, maxBookingMs: number) {
-  let low = 0;
-  let high = 0;
-  return (slot: SlotTimes): number => {
-    while (low < bookings.length && bookings[low]!.startsAt <= slot.start - maxBookingMs) low++;
-    while (high < bookings.length && bookings[high]!.startsAt < slot.end) high++;
-    let holding = 0;
-    for (let i = low; i < high; i++) if (bookings[i]!.endsAt > slot.start) holding += bookings[i]!.count ?? 1;
-    return Math.max(0, capacity - holding);
-  };
+/** [start, end) as the API writes times: UTC and the org's wall clock. */
+export const timesView = (start: number, end: number, timeZone: string) => ({
+  start: new Date(start).toISOString(),
+  end: new Date(end).toISOString(),
+  localStart: localIso(start, timeZone),
+  localEnd: localIso(end, timeZone),
+});
+
+/** What a slot object says of its visit: its service and arrival window (none by default). */
+export interface SlotService {
+  serviceId: string | null;
+  windowMs: number;
 }
 
-export interface SlotQuery {
-  schedule: Schedule;
-  /** Sorted by start; every booking overlapping a slot that starts in [from, until). */
-  bookings: Booking[];
-  maxBookingMs: number;
-  now: number;
-  from: number;
-  limit: number;
-  /** Consider only slots starting before this (the end of the bookings read); the horizon otherwise. */
-  until?: number;
-}
+const NO_SERVICE: SlotService = { serviceId: null, windowMs: 0 };
 
-/** The first `limit` bookable slots starting at or after `from` (lifted to now + notice), ascending. */
-export function findBookable(query: SlotQuery): Slot[] {
-  const { schedule } = query;
-  const window = bookableWindow(schedule, query.now);
-  const until = Math.min(window.until, query.until ?? Number.POSITIVE_INFINITY);
-  const remaining = remainingCounter(query.bookings, schedule.capacity, query.maxBookingMs);
-  const found: Slot[] = [];
-  if (query.limit <= 0) return found;
-  for (const slot of candidateSlots(schedule, Math.max(query.from, window.from), until)) {
-    const left = remaining(slot);
-    if (left > 0 && found.push({ ...slot, remaining: left }) >= query.limit) break;
-  }
-  return found;
-}
+/** The arrival window of a visit starting at `start`: null when it promises an exact time. */
+export const arrivalWindowView = (start: number, windowMs: number, timeZone: string) =>
+  windowMs > 0 ? timesView(start, start + windowMs, timeZone) : null;
 
 /** The slot object (docs/api.md, "Slot objects"). */
-export function slotView(slot: Slot, timeZone: string): SlotOut {
+export function slotView(slot: Slot, timeZone: string, service: SlotService = NO_SERVICE): SlotOut {
   return {
-    start: new Date(slot.start).toISOString(),
-    end: new Date(slot.end).toISOString(),
-    localStart: localIso(slot.start, timeZone),
-    localEnd: localIso(slot.end, timeZone),
+    ...timesView(slot.start, slot.end, timeZone),
     remaining: slot.remaining,
+    serviceId: service.serviceId,
+    arrivalWindow: arrivalWindowView(slot.start, service.windowMs, timeZone),
   };
 }

@@ -4,11 +4,21 @@ import { account } from "./accounts";
 import { dateTime, isoOut, LIMITS, optionalText, problem, requiredText } from "./common";
 import { contact } from "./contacts";
 import { incident } from "./incidents";
+import { visitFields } from "./services";
 import { reason, slot } from "./slots";
+
+/** What a caller may say the visit is for: it chooses the service when serviceId is absent. */
+const insectName = () =>
+  optionalText(LIMITS.name).meta({
+    description: "What the caller said (e.g. termites): chooses the service by its keywords",
+    example: "termites",
+  });
 
 export const availableAppointmentsBody = once(() =>
   z.strictObject({
     dateTime: dateTime(),
+    ...visitFields(),
+    insectName: insectName(),
     limit: z
       .number()
       .int()
@@ -19,7 +29,9 @@ export const availableAppointmentsBody = once(() =>
   }),
 );
 
-export const bookingCheckBody = once(() => z.strictObject({ dateTime: dateTime() }));
+export const bookingCheckBody = once(() =>
+  z.strictObject({ dateTime: dateTime(), ...visitFields(), insectName: insectName() }),
+);
 
 export const createIncidentBody = once(() =>
   z.strictObject({
@@ -31,6 +43,7 @@ export const createIncidentBody = once(() =>
       example: "+1 917 555 0134",
     }),
     notes: optionalText(LIMITS.notes).meta({ description: "Address, gate code, what the caller saw" }),
+    ...visitFields(),
   }),
 );
 

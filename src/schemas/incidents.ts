@@ -15,7 +15,7 @@ import {
   queryText,
   textOut,
 } from "./common";
-import { appointment, slot } from "./slots";
+import { appointment, arrivalWindow, slot } from "./slots";
 
 export const incidentIdParam = once(() => idParam("The incident's id", "inc_01m81r170vt72z173z69cgy8ce"));
 
@@ -32,6 +32,11 @@ export const listIncidentsQuery = once(() =>
       example: "+19175550134",
     }),
     updatedSince: queryDateTime().meta({ description: "Incidents changed at or after this" }),
+    technicianId: queryText(64).meta({
+      description: "Visits assigned to this technician",
+      example: "tech_demo0000000000000000000001",
+    }),
+    serviceId: queryText(64).meta({ description: "Visits of this service", example: "svc_demo0000000000000000000003" }),
   }),
 );
 
@@ -61,7 +66,11 @@ const incidentFields = () => ({
   accountId: textOut(),
   phone: textOut().meta({ description: "The caller's number, E.164", example: "+19175550134" }),
   notes: textOut(),
+  serviceId: textOut().meta({ description: "The service of the visit; null when none applied" }),
+  technicianId: textOut().meta({ description: "The technician assigned; null in crew mode" }),
+  postalCode: textOut().meta({ description: "Where the visit is, as given" }),
   appointment: appointment(),
+  arrivalWindow: arrivalWindow(),
   createdAt: isoOut(),
   updatedAt: isoOut(),
   cancelledAt: isoOut().nullable(),
@@ -76,7 +85,7 @@ export type Incident = z.output<ReturnType<typeof incident>>;
 /** create-incident's answer: the incident, its appointment with the places left. */
 export const bookedIncident = once(() =>
   z
-    .object({ ...incidentFields(), appointment: slot() })
+    .object({ ...incidentFields(), appointment: appointment().extend({ remaining: slot().shape.remaining }) })
     .meta({ id: "BookedIncident", description: "The incident; its appointment also carries `remaining`" }),
 );
 
@@ -97,12 +106,16 @@ export const INCIDENT_EXAMPLE: Incident = {
   accountId: "acct_demo0000000000000000000003",
   phone: "+19175550199",
   notes: "Side gate code 4412; droppings in the garage",
+  serviceId: null,
+  technicianId: null,
+  postalCode: null,
   appointment: {
     start: "2026-11-24T13:00:00.000Z",
     end: "2026-11-24T14:00:00.000Z",
     localStart: "2026-11-24T08:00:00-05:00",
     localEnd: "2026-11-24T09:00:00-05:00",
   },
+  arrivalWindow: null,
   createdAt: "2026-11-23T15:04:05.123Z",
   updatedAt: "2026-11-23T15:04:05.123Z",
   cancelledAt: null,

@@ -2,18 +2,34 @@
 // booked, and an incident's appointment (a slot without its places left).
 import * as z from "zod";
 import { once } from "../lib/once";
-import { isoOut } from "./common";
+import { isoOut, textOut } from "./common";
+
+const times = () => ({
+  start: isoOut(),
+  end: isoOut(),
+  localStart: z
+    .string()
+    .meta({ example: "2026-11-23T09:00:00-05:00", description: "Org wall-clock time with its offset" }),
+  localEnd: z.string().meta({ example: "2026-11-23T10:00:00-05:00" }),
+});
+
+/** The arrival window promised to the customer: [start, start + the service's window). */
+export const arrivalWindow = once(() =>
+  z.object(times()).nullable().meta({
+    id: "ArrivalWindow",
+    description: "When the technician arrives: from start to the service's arrival window; null for an exact time",
+  }),
+);
 
 export const slot = once(() =>
   z
     .object({
-      start: isoOut(),
-      end: isoOut(),
-      localStart: z
-        .string()
-        .meta({ example: "2026-11-23T09:00:00-05:00", description: "Org wall-clock time with its offset" }),
-      localEnd: z.string().meta({ example: "2026-11-23T10:00:00-05:00" }),
-      remaining: z.number().int().meta({ description: "Places left: capacity minus bookings holding the slot" }),
+      ...times(),
+      remaining: z.number().int().meta({
+        description: "Places left: crews free for the whole visit, or eligible technicians free and on duty for it",
+      }),
+      serviceId: textOut().meta({ description: "The service of the visit; null when none applies" }),
+      arrivalWindow: arrivalWindow(),
     })
     .meta({ id: "Slot" }),
 );
@@ -22,11 +38,18 @@ export type SlotOut = z.output<ReturnType<typeof slot>>;
 
 export const reason = once(() =>
   z
-    .enum(["in_the_past", "beyond_horizon", "closed", "not_a_slot_start", "too_soon", "fully_booked"])
+    .enum([
+      "in_the_past",
+      "beyond_horizon",
+      "closed",
+      "not_a_slot_start",
+      "out_of_service_area",
+      "no_qualified_technician",
+      "too_soon",
+      "fully_booked",
+    ])
     .meta({ id: "UnavailableReason" }),
 );
 
-export const appointment = once(() => {
-  const { remaining: _, ...times } = slot().shape;
-  return z.object(times).meta({ id: "Appointment" });
-});
+/** An incident's appointment: the visit's times. */
+export const appointment = once(() => z.object(times()).meta({ id: "Appointment" }));

@@ -1,39 +1,37 @@
-// Finding bookable slots means reading the bookings of the time scanned, and
-// only those: the scan reads one window of bookings per round trip, sized for
-// about twice the slots asked for, and widens (×4) only if full slots leave
+// Finding bookable starts means reading the visits of the time scanned, and
+// only those: the scan reads one window of visits per round trip, sized for
+// about twice the starts asked for, and widens (×4) only if full starts leave
 // it short. So a call costs what it scans, not what the org has booked ever.
 
 import type { Db } from "../db/client";
 import { bookingsOverlapping } from "../db/incidents";
 import type { Org } from "../db/orgs";
-import {
-  type Booking,
-  bookableWindow,
-  candidateSlots,
-  findBookable,
-  type Slot,
-  type SlotTimes,
-  slotView,
-} from "../scheduling/slots";
+import { type Booking, bookableWindow, candidateSlots, type Slot, type SlotTimes, slotView } from "../scheduling/slots";
+import { findBookable, type Plan } from "../scheduling/visits";
 
 export interface ScanResult {
   slots: Slot[];
-  /** The first round trip's bookings: every booking overlapping the `alsoCover` ranges (and some others). */
+  /** The first round trip's visits: every visit occupying the `alsoCover` ranges (and some others). */
   covered: Booking[];
 }
 
 export interface ScanQuery {
   org: Org;
+  plan: Plan;
   now: number;
-  /** Slots starting at or after this (lifted to now + notice). */
+  /** Starts at or after this (lifted to now + notice). */
   from: number;
   limit: number;
-  /** Ranges whose bookings the first round trip also reads (returned as `covered`). */
+  /** Ranges whose visits the first round trip also reads (returned as `covered`). */
   alsoCover?: SlotTimes[];
 }
 
-export async function scanBookable(db: Db, { org, now, from, limit, alsoCover = [] }: ScanQuery): Promise<ScanResult> {
+export async function scanBookable(
+  db: Db,
+  { org, plan, now, from, limit, alsoCover = [] }: ScanQuery,
+): Promise<ScanResult> {
   const { schedule } = org;
+  const spanMs = plan.visit.durationMs + plan.visit.bufferMs;
   const horizon = bookableWindow(schedule, now);
   let cursor = Math.max(from, horizon.from);
   let windowSlots = 2 * limit + 8;
@@ -46,13 +44,14 @@ export async function scanBookable(db: Db, { org, now, from, limit, alsoCover = 
     }
     const last = candidates.at(-1);
     const until = last && candidates.length >= windowSlots ? last.start + 1 : horizon.until;
-    const window = candidates[0] && last ? [{ start: candidates[0].start, end: last.end }] : [];
+    // Every visit occupying some instant of the spans of these starts.
+    const window = candidates[0] && last ? [{ start: candidates[0].start, end: last.start + spanMs }] : [];
     // The alsoCover ranges ride along in the first round trip.
     const bookings = await bookingsOverlapping(db, org, covered === undefined ? [...window, ...alsoCover] : window);
     covered ??= bookings;
     slots.push(
       ...findBookable({
-        schedule,
+        plan,
         bookings,
         maxBookingMs: org.maxBookingMs,
         now,
@@ -70,8 +69,8 @@ export async function scanBookable(db: Db, { org, now, from, limit, alsoCover = 
 
 const ALTERNATIVES = 3;
 
-/** Up to 3 bookable slots after `dateTime`: the alternatives of a check or a refused booking. */
-export async function alternativesAfter(db: Db, org: Org, now: number, dateTime: number) {
-  const { slots } = await scanBookable(db, { org, now, from: dateTime + 1, limit: ALTERNATIVES });
-  return slots.map((s) => slotView(s, org.schedule.timeZone));
+/** Up to 3 bookable starts after `dateTime` for the same visit: the alternatives of a check or a refused booking. */
+export async function alternativesAfter(db: Db, org: Org, plan: Plan, now: number, dateTime: number) {
+  const { slots } = await scanBookable(db, { org, plan, now, from: dateTime + 1, limit: ALTERNATIVES });
+  return slots.map((s) => slotView(s, org.schedule.timeZone, plan.visit));
 }

@@ -1,7 +1,8 @@
 // Weekly hours the tests use again and again, and fast-check generators of
 // schedules for the property tests. No worker code runs here: e2e uses it too.
 import fc from "fast-check";
-import { type Interval, WEEKDAYS, type Weekday } from "../../src/scheduling/schedule";
+import { type Interval, type Schedule, WEEKDAYS, type Weekday } from "../../src/scheduling/schedule";
+import { type Plan, visitOf } from "../../src/scheduling/visits";
 
 /** The same opening hours on all seven days. */
 export const everyDay = (...intervals: Interval[]) =>
@@ -32,3 +33,11 @@ export const ZONES = [
   "America/Santiago",
   "Pacific/Chatham",
 ];
+
+/** The plan of a section-5 visit: one slot long, crew mode, no place. */
+export const slotPlan = (schedule: Schedule): Plan => ({
+  schedule,
+  visit: visitOf(schedule, null),
+  technicians: [],
+  postalCode: null,
+});

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SCHEDULE, type Interval, type Schedule, type Weekday } from "../../src/scheduling/schedule";
-import { assessSlot, type Booking, candidateSlots, findBookable, slotView } from "../../src/scheduling/slots";
+import { assessSlot, type Booking, candidateSlots, slotView } from "../../src/scheduling/slots";
+import { findBookable } from "../../src/scheduling/visits";
+import { slotPlan } from "../support/schedules";
 import { HOUR, MINUTE } from "../support/time";
 
 const CLOSED_WEEK: Record<Weekday, Interval[]> = { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] };
@@ -181,9 +183,12 @@ describe("assessSlot: the reason", () => {
 });
 
 describe("findBookable", () => {
-  const query = (overrides: Partial<Parameters<typeof findBookable>[0]> = {}) =>
+  const query = ({
+    schedule = OFFICE,
+    ...overrides
+  }: Partial<Omit<Parameters<typeof findBookable>[0], "plan">> & { schedule?: Schedule } = {}) =>
     findBookable({
-      schedule: OFFICE,
+      plan: slotPlan(schedule),
       bookings: [],
       maxBookingMs: HOUR,
       now: NOW,

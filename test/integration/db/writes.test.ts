@@ -12,9 +12,11 @@ import { bookingsOverlapping, bookSlot } from "../../../src/db/incidents";
 import { createLead } from "../../../src/db/leads";
 import type { Org } from "../../../src/db/orgs";
 import { hashApiKey } from "../../../src/lib/api-keys";
+import type { SlotTimes } from "../../../src/scheduling/slots";
 import { importAccount } from "../../../src/schemas/accounts";
 import { createContactBody } from "../../../src/schemas/contacts";
 import { createLeadBody } from "../../../src/schemas/leads";
+import { slotPlan } from "../../support/schedules";
 import { addAccount, db, newTenant, openTenant, type Tenant } from "../../support/tenants";
 import { DAY, daysAhead, HOUR } from "../../support/time";
 
@@ -22,6 +24,9 @@ import { DAY, daysAhead, HOUR } from "../../support/time";
 async function orgOf(tenant: Tenant): Promise<Org> {
   return orgOfKey((await findActiveKey(db(), await hashApiKey(tenant.apiKey)))!);
 }
+
+/** A section-5 visit at `slot`, in crew mode. */
+const crew = (org: Org, slot: SlotTimes) => ({ plan: slotPlan(org.schedule), slot, candidates: null });
 
 /** A key of `tenant`'s request, as the idempotency middleware holds one: claimed by the first batch that writes. */
 const held = (tenant: Tenant, key: string = crypto.randomUUID()): HeldKey => ({
@@ -105,7 +110,7 @@ describe("leads and contacts", () => {
 });
 
 describe("bookings", () => {
-  const incident = { clientName: "Acme", insectName: "Ants", phone: null, notes: null };
+  const incident = { clientName: "Acme", insectName: "Ants", phone: null, notes: null, postalCode: null };
 
   it("bookSlot books up to capacity, links the one account of the name, and answers the places left", async () => {
     const t = await openTenant("Booker", { capacity: 2 });
@@ -113,19 +118,20 @@ describe("bookings", () => {
     const org = await orgOf(t);
     const slot = { start: daysAhead(2, 10), end: daysAhead(2, 11) };
     const now = Date.now();
-    const first = JSON.parse((await bookSlot(db(), { org, slot, incident, now }))!.body);
+    const first = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now }))!.body);
     expect(first).toMatchObject({ accountId: account.id, dateTime: new Date(slot.start).toISOString() });
     expect(first.appointment).toMatchObject({ start: new Date(slot.start).toISOString(), remaining: 1 });
-    const second = JSON.parse((await bookSlot(db(), { org, slot, incident, now }))!.body);
+    const second = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now }))!.body);
     expect(second.appointment.remaining).toBe(0);
-    expect(await bookSlot(db(), { org, slot, incident, now })).toBeNull();
+    expect(await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).toBeNull();
     // An overlapping range sees the two bookings as one group.
     expect(await bookingsOverlapping(db(), org, [{ start: slot.start - HOUR, end: slot.end + DAY }])).toEqual([
-      { startsAt: slot.start, endsAt: slot.end, count: 2 },
+      { startsAt: slot.start, endsAt: slot.end, technicianId: null, count: 2 },
     ]);
     await addAccount(t, "acme");
     const ambiguous = JSON.parse(
-      (await bookSlot(db(), { org, slot: { start: slot.end, end: slot.end + HOUR }, incident, now }))!.body,
+      (await bookSlot(db(), { org, placement: crew(org, { start: slot.end, end: slot.end + HOUR }), incident, now }))!
+        .body,
     );
     expect(ambiguous.accountId).toBeNull();
   });
@@ -137,8 +143,8 @@ describe("bookings", () => {
     const slot = { start: daysAhead(3, 9), end: daysAhead(3, 10) };
     const booked = (await bookSlot(db(), {
       org,
-      slot,
-      incident: { clientName: 'Quote "me" \\ ☃', insectName: "x", phone: null, notes: null },
+      placement: crew(org, slot),
+      incident: { clientName: 'Quote "me" \\ ☃', insectName: "x", phone: null, notes: null, postalCode: null },
       now: Date.now(),
       held: key,
     }))!;
@@ -155,9 +161,9 @@ describe("bookings", () => {
     expect(await recordOutcome(db(), first, outcome)).toEqual({ stored: true });
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
     const again = held(t, first.key);
-    await expect(bookSlot(db(), { org, slot, incident, now: Date.now(), held: again })).rejects.toBeInstanceOf(
-      KeyTaken,
-    );
+    await expect(
+      bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: again }),
+    ).rejects.toBeInstanceOf(KeyTaken);
     expect(again.claimed).toBeUndefined();
     expect(await recordOf(first)).toMatchObject(outcome);
     expect(await db().select().from(incidents).where(eq(incidents.orgId, t.orgId))).toEqual([]);
@@ -180,7 +186,7 @@ describe("bookings", () => {
     expect(key.claimed).toBe(true);
     await db().update(idempotencyKeys).set({ status: 200, body: "{}" }).where(eq(idempotencyKeys.key, key.key));
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
-    const booked = (await bookSlot(db(), { org, slot, incident, now: Date.now(), held: key }))!;
+    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))!;
     expect(booked.recorded).toBe(false);
     expect(JSON.parse(booked.body).appointment.remaining).toBe(0);
     expect((await recordOf(key))?.body).toBe("{}");
@@ -196,7 +202,7 @@ describe("bookings", () => {
     });
     const key = held(t, old.key);
     const slot = { start: daysAhead(5, 9), end: daysAhead(5, 10) };
-    const booked = (await bookSlot(db(), { org, slot, incident, now: Date.now(), held: key }))!;
+    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))!;
     expect(booked.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: booked.body, claimedAt: key.claimedAt });
   });
