@@ -3,9 +3,6 @@ import { serviceView } from "../db/catalogue";
 import { defineOperation } from "../http/operation";
 import { SERVICE_EXAMPLE, serviceList } from "../schemas/services";
 
-/** At most this many services per org, so the list needs no paging. */
-export const MAX_SERVICES = 200;
-
 export const serviceOperations = [
   defineOperation({
     operationId: "listServices",

@@ -10,6 +10,7 @@ import app from "../../../src/app";
 import { WEBHOOK_COMMANDS } from "../../../src/cli/webhooks";
 import { createKey } from "../../../src/db/api-keys";
 import type { Bindings as WorkerBindings } from "../../../src/env";
+import { addService, addTechnician } from "../../support/catalogue";
 import { type Statement, type Trip, type WrappedD1, wrapD1 } from "../../support/d1";
 import { toRequest } from "../../support/http";
 import { bookIncident } from "../../support/incidents";
@@ -28,6 +29,8 @@ const TENANT_TABLES = [
   "events",
   "webhook_endpoints",
   "webhook_secrets",
+  "services",
+  "technicians",
 ];
 
 let tenant: Tenant;
@@ -195,7 +198,7 @@ describe("D1 budget per request", () => {
     await send(recorded, "/api/v1/ai-agent/available-appointments", { dateTime: slot, limit: 5 });
     const read = recorded.trips.flatMap((trip) => trip.statements).find((s) => /from "incidents"/i.test(s.sql));
     const details = await plan(read!);
-    expect(details.join("\n")).toMatch(/USING COVERING INDEX incidents_scheduled_org_starts_ends/);
+    expect(details.join("\n")).toMatch(/USING COVERING INDEX incidents_scheduled_org_starts_occupied/);
     expect(details.join("\n")).not.toMatch(/TEMP B-TREE/);
   });
 
@@ -270,5 +273,92 @@ describe("D1 budget per request", () => {
     expect(await plan({ sql: "SELECT * FROM contacts WHERE city = ?", params: ["x"] })).toContainEqual(
       expect.stringMatching(/^SCAN contacts/),
     );
+  });
+});
+
+describe("D1 budget with services and technicians", () => {
+  let techTenant: Tenant;
+  let serviceId: string;
+  const at = slotAt(2, 10);
+
+  beforeAll(async () => {
+    techTenant = await openTenant(undefined, { capacity: 5 });
+    serviceId = (
+      await addService(techTenant, {
+        name: "Termites",
+        durationMinutes: 180,
+        bufferMinutes: 30,
+        arrivalWindowMinutes: 120,
+        skills: ["termite-license"],
+      })
+    ).id;
+    for (const [i, postalCodes] of [["112"], ["100"], []].entries())
+      await addTechnician(techTenant, { name: `Tech ${i}`, skills: ["termite-license"], postalCodes });
+  });
+
+  const sendAs = (recorder: WrappedD1, path: string, body: unknown, apiKey: string) =>
+    call({ ...techTenant, apiKey }, path, { body, bindings: { DB: recorder.db } });
+
+  it.each([
+    [
+      "find available appointments",
+      "/api/v1/ai-agent/available-appointments",
+      () => ({ dateTime: at, limit: 20, serviceId, postalCode: "11201" }),
+    ],
+    [
+      "check a booking",
+      "/api/v1/ai-agent/is-booking-available",
+      () => ({ dateTime: at, serviceId, postalCode: "11201" }),
+    ],
+    [
+      "book an incident (the technician chosen in the insert)",
+      "/api/v1/ai-agent/create-incident",
+      () => ({ dateTime: at, clientName: "T", insectName: "termites", serviceId, postalCode: "11201" }),
+    ],
+  ] as const)(
+    "%s: 2 round trips cold (the key with the catalogue), 1 warm, every statement on an index",
+    async (_name, path, body) => {
+      const { apiKey, keyId } = (await createKey(db(), techTenant.orgId))!;
+      await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, keyId));
+      const cold = wrapD1(env.DB);
+      const first = await sendAs(cold, path, body(), apiKey);
+      expect(first.status, first.text).toBe(200);
+      expect(cold.trips.length, JSON.stringify(cold.trips)).toBe(2);
+      const warm = wrapD1(env.DB);
+      expect((await sendAs(warm, path, body(), apiKey)).status).toBe(200);
+      expect(warm.trips.length, JSON.stringify(warm.trips)).toBe(1);
+      for (const statement of cold.trips.flatMap((trip) => trip.statements)) {
+        const details = await plan(statement);
+        const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
+        expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
+      }
+    },
+  );
+
+  it("the assignment reads each technician's visits by the (org, technician, start) index", async () => {
+    const recorded = wrapD1(env.DB);
+    const res = await sendAs(
+      recorded,
+      "/api/v1/ai-agent/create-incident",
+      {
+        dateTime: slotAt(3, 10),
+        clientName: "T",
+        insectName: "termites",
+        serviceId,
+      },
+      techTenant.apiKey,
+    );
+    expect(res.status, res.text).toBe(200);
+    const insert = recorded.trips.flatMap((t) => t.statements).find((s) => /^insert into "incidents"/i.test(s.sql));
+    const details = (await plan(insert!)).join("\n");
+    expect(details).toMatch(/SEARCH incidents USING (COVERING )?INDEX incidents_org_technician_starts/);
+    expect(details).not.toMatch(/SCAN incidents\b/);
+  });
+
+  it("the services list is answered from the catalogue read with the key: no round trip warm", async () => {
+    await sendAs(wrapD1(env.DB), "/api/v1/services", undefined, techTenant.apiKey);
+    const warm = wrapD1(env.DB);
+    expect((await sendAs(warm, "/api/v1/services", undefined, techTenant.apiKey)).status).toBe(200);
+    expect(warm.trips).toEqual([]);
   });
 });
