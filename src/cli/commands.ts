@@ -9,6 +9,7 @@ import { backfillPhones } from "../db/phones";
 import { findOutOfRangeDates, repairOutOfRangeDates } from "../db/repair";
 import { isPhoneCountry } from "../lib/phones";
 import { isTimeZone } from "../scheduling/schedule";
+import { CATALOGUE_COMMANDS } from "./catalogue";
 import { CliError } from "./errors";
 import { parseAccountsFile, parseScheduleFile } from "./files";
 import { type Command, type Flags, required, WEBHOOK_COMMANDS } from "./webhooks";
@@ -81,5 +82,6 @@ export const COMMANDS: Record<string, Command> = {
   "dates check": async (db, f) => ({ findings: await findOutOfRangeDates(db, await orgOrEvery(db, f)) }),
   "dates repair": async (db, f) => repairOutOfRangeDates(db, await orgOrEvery(db, f)),
   ...WEBHOOK_COMMANDS,
+  ...CATALOGUE_COMMANDS,
   "demo seed": (db) => seedDemo(db),
 };

@@ -36,6 +36,22 @@ Commands:
                                               delivery attempts, newest first (100 by default, at most 1000)
   webhook replay --org ORG --event ID [--endpoint ID]
                                               send an event again (by the next minute's sweep)
+  service add --org ORG --name N --duration MIN [--buffer MIN] [--window MIN] [--skills a,b]
+              [--keywords "x,y"] [--default]
+                                              add a service (at most 200); --default takes the mark from the
+                                              previous default
+  service update --org ORG --id ID [the flags of add] [--active true|false]
+                                              change a service; its booked visits keep their times
+  service list --org ORG                      list services, inactive ones too
+  technician add --org ORG --name N [--skills a,b] [--postal-codes 100,1120] [--hours-file F]
+                 [--days-off 2026-12-24,...]
+                                              add a technician (--hours-file: a weeklyHours JSON object;
+                                              without it the org's hours)
+  technician update --org ORG --id ID [the flags of add] [--active true|false] [--reassign]
+                                              change a technician; refused, listing the visits, when it
+                                              would strand future visits, unless --reassign moves them
+  technician list --org ORG                   list technicians, inactive ones too
+  technician import --org ORG --file F        import technicians from .json or .csv, all or nothing
   demo seed                                   seed the demo org (local state only)`;
 
 async function main(argv: string[]): Promise<number> {
@@ -60,6 +76,18 @@ async function main(argv: string[]): Promise<number> {
       endpoint: { type: "string" },
       event: { type: "string" },
       limit: { type: "string" },
+      id: { type: "string" },
+      duration: { type: "string" },
+      buffer: { type: "string" },
+      window: { type: "string" },
+      skills: { type: "string" },
+      keywords: { type: "string" },
+      default: { type: "boolean" },
+      active: { type: "string" },
+      "postal-codes": { type: "string" },
+      "hours-file": { type: "string" },
+      "days-off": { type: "string" },
+      reassign: { type: "boolean" },
     },
   });
   const name = positionals.join(" ");

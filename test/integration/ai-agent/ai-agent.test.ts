@@ -71,13 +71,20 @@ const countIncidents = async (tenant: Tenant) =>
       .first<{ n: number }>()
   )?.n;
 
-/** The slot object of a UTC schedule. */
-const slotOf = (start: number, remaining = 1, minutes = 60) => ({
+/** create-incident's appointment on a UTC schedule: the visit's times and the places left. */
+const bookedOf = (start: number, remaining = 1, minutes = 60) => ({
   start: iso(start),
   end: iso(start + minutes * MINUTE),
   localStart: `${iso(start).slice(0, 19)}+00:00`,
   localEnd: `${iso(start + minutes * MINUTE).slice(0, 19)}+00:00`,
   remaining,
+});
+
+/** The slot object of a UTC schedule (an org without services: no service, no arrival window). */
+const slotOf = (start: number, remaining = 1, minutes = 60) => ({
+  ...bookedOf(start, remaining, minutes),
+  serviceId: null,
+  arrivalWindow: null,
 });
 
 const startsOf = (slots: { start: string }[]) => slots.map((s) => Date.parse(s.start));
@@ -198,6 +205,8 @@ describe("POST /api/v1/ai-agent/available-appointments", () => {
           localStart: `${utcDate(day)}T09:00:00+05:30`,
           localEnd: `${utcDate(day)}T10:00:00+05:30`,
           remaining: 1,
+          serviceId: null,
+          arrivalWindow: null,
         },
         {
           start: iso(day + 4.5 * HOUR),
@@ -205,6 +214,8 @@ describe("POST /api/v1/ai-agent/available-appointments", () => {
           localStart: `${utcDate(day)}T10:00:00+05:30`,
           localEnd: `${utcDate(day)}T11:00:00+05:30`,
           remaining: 1,
+          serviceId: null,
+          arrivalWindow: null,
         },
       ],
     });
@@ -230,6 +241,8 @@ describe("POST /api/v1/ai-agent/available-appointments", () => {
           localStart: `${utcDate(day)}T09:00:00${offset}`,
           localEnd: `${utcDate(day)}T10:00:00${offset}`,
           remaining: 1,
+          serviceId: null,
+          arrivalWindow: null,
         },
       ],
     });
@@ -537,7 +550,11 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
       accountId: null,
       phone: null,
       notes: null,
-      appointment: slotOf(at, 0),
+      serviceId: null,
+      technicianId: null,
+      postalCode: null,
+      appointment: bookedOf(at, 0),
+      arrivalWindow: null,
       createdAt: expect.any(String),
       updatedAt: res.body.createdAt,
       cancelledAt: null,
@@ -566,11 +583,11 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
     const tenant = await tenantWith({ capacity: 2 });
     const at = soon();
     const first = await book(tenant, at);
-    expect(first.body.appointment).toEqual(slotOf(at, 1));
+    expect(first.body.appointment).toEqual(bookedOf(at, 1));
     expect((await list(tenant, at, 1)).body.slots).toEqual([slotOf(at, 1)]);
     expect((await check(tenant, at)).body).toMatchObject({ available: true, slot: slotOf(at, 1) });
     const second = await book(tenant, at);
-    expect(second.body.appointment).toEqual(slotOf(at, 0));
+    expect(second.body.appointment).toEqual(bookedOf(at, 0));
     const third = await book(tenant, at);
     expect(third.status).toBe(409);
     expect(third.body).toMatchObject({ code: "slot_unavailable", reason: "fully_booked" });
@@ -591,7 +608,7 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
     const before = await tenantWith({ slotMinutes: 90, capacity: 2 });
     const at = daysAhead(2, 9); // 540 min: a 90-minute slot start
     const booked = await book(before, at);
-    expect(booked.body.appointment).toEqual(slotOf(at, 1, 90));
+    expect(booked.body.appointment).toEqual(bookedOf(at, 1, 90));
     const tenant = await rescheduled(before, { slotMinutes: 60, capacity: 2 });
     const remaining = await Promise.all(
       [-1, 0, 1, 2].map(async (h) => (await check(tenant, at + h * HOUR)).body.slot.remaining),
@@ -603,9 +620,9 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
       slotOf(at + HOUR, 1),
       slotOf(at + 2 * HOUR, 2),
     ]);
-    expect((await book(tenant, at + HOUR)).body.appointment).toEqual(slotOf(at + HOUR, 0));
+    expect((await book(tenant, at + HOUR)).body.appointment).toEqual(bookedOf(at + HOUR, 0));
     expect((await book(tenant, at + HOUR)).body.reason).toBe("fully_booked");
-    expect((await book(tenant, at)).body.appointment).toEqual(slotOf(at, 0));
+    expect((await book(tenant, at)).body.appointment).toEqual(bookedOf(at, 0));
     // A booking ending as a slot starts does not hold it.
     expect((await list(tenant, at, 2)).body.slots).toEqual([slotOf(at + 2 * HOUR, 2), slotOf(at + 3 * HOUR, 2)]);
   });
@@ -679,7 +696,7 @@ describe("consistency and isolation", () => {
     expect((await check(a, at)).body.reason).toBe("fully_booked");
     expect((await check(b, at)).body).toMatchObject({ available: true, slot: slotOf(at, 1) });
     expect((await list(b, at, 1)).body.slots).toEqual([slotOf(at, 1)]);
-    expect((await book(b, at)).body.appointment).toEqual(slotOf(at, 0));
+    expect((await book(b, at)).body.appointment).toEqual(bookedOf(at, 0));
     expect((await list(a, at, 1)).body.slots).toEqual([slotOf(at + HOUR, 1)]);
     expect(await countIncidents(a)).toBe(1);
     expect(await countIncidents(b)).toBe(1);

@@ -28,6 +28,7 @@ import {
   pause,
   reschedule,
   utcAppointment,
+  utcSlot,
 } from "./helpers";
 
 const UNKNOWN_ID = "inc_00000000000000000000000000";
@@ -110,7 +111,7 @@ describe("POST /api/v1/incidents/{id}/cancel", () => {
 
     const listed = await call(tenant, AVAILABLE, { body: { dateTime: iso(at), limit: 1 } });
     expect(listed.status, listed.text).toBe(200);
-    expect(listed.body.slots).toEqual([{ ...utcAppointment(at), remaining: 1 }]);
+    expect(listed.body.slots).toEqual([utcSlot(at, 1)]);
     expect(await slotState(tenant, at)).toEqual(FREE);
     const rebooked = await call(tenant, CREATE, {
       body: { dateTime: iso(at), clientName: "Next", insectName: "ants" },
@@ -264,7 +265,7 @@ describe("POST /api/v1/incidents/{id}/reschedule", () => {
     const body = expectProblem(res, 409, "slot_unavailable");
     expect(strict(slotUnavailable()).safeParse(body).success).toBe(true);
     expect(body.reason).toBe("fully_booked");
-    expect(body.alternatives).toEqual([1, 2, 3].map((h) => ({ ...utcAppointment(taken + h * HOUR), remaining: 1 })));
+    expect(body.alternatives).toEqual([1, 2, 3].map((h) => utcSlot(taken + h * HOUR, 1)));
     expect(await current(tenant, created.id)).toEqual(before);
     expect(await slotState(tenant, mine)).toEqual(FULL);
     expect(await slotState(tenant, taken)).toEqual(FULL);

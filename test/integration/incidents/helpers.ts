@@ -23,7 +23,11 @@ export interface Incident {
   accountId: string | null;
   phone: string | null;
   notes: string | null;
+  serviceId: string | null;
+  technicianId: string | null;
+  postalCode: string | null;
   appointment: { start: string; end: string; localStart: string; localEnd: string; remaining?: number };
+  arrivalWindow: { start: string; end: string; localStart: string; localEnd: string } | null;
   createdAt: string;
   updatedAt: string;
   cancelledAt: string | null;
@@ -70,6 +74,14 @@ export const utcAppointment = (start: number, minutes = 60) => ({
   end: iso(start + minutes * MINUTE),
   localStart: `${iso(start).slice(0, 19)}+00:00`,
   localEnd: `${iso(start + minutes * MINUTE).slice(0, 19)}+00:00`,
+});
+
+/** The slot object of a UTC schedule in an org without services: no service, no arrival window. */
+export const utcSlot = (start: number, remaining: number, minutes = 60) => ({
+  ...utcAppointment(start, minutes),
+  remaining,
+  serviceId: null,
+  arrivalWindow: null,
 });
 
 /** Inserts an incident row directly (as bookSlot stores one), e.g. one that has already started. */

@@ -39,7 +39,11 @@ interface IncidentView {
   accountId: string | null;
   phone: string | null;
   notes: string | null;
+  serviceId: string | null;
+  technicianId: string | null;
+  postalCode: string | null;
   appointment: Appointment;
+  arrivalWindow: Appointment | null;
   createdAt: string;
   updatedAt: string;
   cancelledAt: string | null;
@@ -78,7 +82,18 @@ const appointment = (start: number): Appointment => ({
   localEnd: `${iso(start + HOUR).slice(0, 19)}+00:00`,
 });
 
-const slotObject = (start: number, remaining: number) => ({ ...appointment(start), remaining });
+/** create-incident's appointment: the incident's, with the places left. */
+const bookedAppointment = (start: number, remaining: number) => ({ ...appointment(start), remaining });
+
+/** The slot object (the org has no services: no service, no arrival window). */
+const slotObject = (start: number, remaining: number) => ({
+  ...bookedAppointment(start, remaining),
+  serviceId: null,
+  arrivalWindow: null,
+});
+
+/** What an incident of an org without services or technicians says of them. */
+const NO_VISIT = { serviceId: null, technicianId: null, postalCode: null, arrivalWindow: null };
 
 /** Scheduled incidents holding universe slot `slot`, `except` one not counted. */
 const held = (m: Model, slot: number, except?: string) =>
@@ -239,9 +254,15 @@ class Book extends Step {
     }
     expect(res.status, res.text).toBe(200);
     const { appointment: booked, ...rest } = res.body;
-    expect(booked).toEqual(slotObject(start, room - 1));
+    expect(booked).toEqual(bookedAppointment(start, room - 1));
     const view: IncidentView = { ...rest, appointment: appointment(start) };
-    expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start), cancelledAt: null, cancelReason: null });
+    expect(view).toMatchObject({
+      status: "scheduled",
+      dateTime: iso(start),
+      cancelledAt: null,
+      cancelReason: null,
+      ...NO_VISIT,
+    });
     expect(view.updatedAt).toBe(view.createdAt);
     m.incidents.push({ id: view.id, slot, status: "scheduled", view });
     await expectStored(r, view);
@@ -354,9 +375,9 @@ class RaceBook extends Step {
       const { appointment: booked, ...rest } = res.body;
       expect(booked.remaining).toBeGreaterThanOrEqual(room - won.length);
       expect(booked.remaining).toBeLessThan(room);
-      expect(booked).toEqual(slotObject(start, booked.remaining));
+      expect(booked).toEqual(bookedAppointment(start, booked.remaining));
       const view: IncidentView = { ...rest, appointment: appointment(start) };
-      expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start) });
+      expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start), ...NO_VISIT });
       m.incidents.push({ id: view.id, slot, status: "scheduled", view });
     }
     for (const res of results) if (res.status !== 200) expectFullyBooked(m, res, start);
@@ -466,10 +487,10 @@ class RaceBookReschedule extends Step {
     }
     if (booked.status === 200) {
       const { appointment: slot, ...rest } = booked.body;
-      expect(slot).toEqual(slotObject(start, slot.remaining));
+      expect(slot).toEqual(bookedAppointment(start, slot.remaining));
       expect(slot.remaining).toBeLessThan(room);
       const view: IncidentView = { ...rest, appointment: appointment(start) };
-      expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start) });
+      expect(view).toMatchObject({ status: "scheduled", dateTime: iso(start), ...NO_VISIT });
       m.incidents.push({ id: view.id, slot: target, status: "scheduled", view });
     }
     if (moved.status === 200) {

@@ -11,7 +11,7 @@ import { mcpCall, toolAnswer } from "../../support/mcp";
 import { isProblem } from "../../support/problem";
 import { type CallOptions, call } from "../../support/request";
 import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";
-import { HOUR, hoursAhead, iso, slotIn } from "../../support/time";
+import { HOUR, hoursAhead, iso, MINUTE, slotIn } from "../../support/time";
 import { e164 } from "./oracle";
 import { Sym } from "./values";
 
@@ -33,7 +33,11 @@ export interface IncidentView {
   accountId: string | null;
   phone: string | null;
   notes: string | null;
+  serviceId: string | null;
+  technicianId: string | null;
+  postalCode: string | null;
   appointment: { start: string; end: string; localStart: string; localEnd: string };
+  arrivalWindow: { start: string; end: string; localStart: string; localEnd: string } | null;
   createdAt: string;
   updatedAt: string;
   cancelledAt: string | null;
@@ -171,11 +175,11 @@ export function recordIncident(fx: Fixture, body: Record<string, unknown>) {
 }
 
 /** The appointment of the fuzzed orgs' UTC hourly schedule. */
-export const utcAppointment = (start: number) => ({
+export const utcAppointment = (start: number, ms = HOUR) => ({
   start: iso(start),
-  end: iso(start + HOUR),
+  end: iso(start + ms),
   localStart: `${iso(start).slice(0, 19)}+00:00`,
-  localEnd: `${iso(start + HOUR).slice(0, 19)}+00:00`,
+  localEnd: `${iso(start + ms).slice(0, 19)}+00:00`,
 });
 
 /** A seeding write: 200, and the event it records. */
@@ -266,7 +270,11 @@ async function insertStarted(fx: Fixture, hoursAgo: number, phone: string) {
     accountId: null,
     phone,
     notes: null,
+    serviceId: null,
+    technicianId: null,
+    postalCode: null,
     appointment: utcAppointment(startsAt),
+    arrivalWindow: null,
     createdAt: iso(now),
     updatedAt: iso(now),
     cancelledAt: null,
@@ -425,7 +433,13 @@ function viewOfRow(row: Record<string, unknown>): IncidentView {
     accountId: row.account_id as string | null,
     phone: row.phone as string | null,
     notes: row.notes as string | null,
+    serviceId: row.service_id as string | null,
+    technicianId: row.technician_id as string | null,
+    postalCode: row.postal_code as string | null,
     appointment: utcAppointment(row.starts_at as number),
+    arrivalWindow: row.arrival_window_minutes
+      ? utcAppointment(row.starts_at as number, (row.arrival_window_minutes as number) * MINUTE)
+      : null,
     createdAt: iso(row.created_at as number),
     updatedAt: iso(row.updated_at as number),
     cancelledAt: time(row.cancelled_at),

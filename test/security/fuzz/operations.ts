@@ -272,7 +272,11 @@ const INCIDENT_KEYS = [
   "accountId",
   "phone",
   "notes",
+  "serviceId",
+  "technicianId",
+  "postalCode",
   "appointment",
+  "arrivalWindow",
   "createdAt",
   "updatedAt",
   "cancelledAt",
@@ -350,6 +354,8 @@ export const createIncident: PostOp = {
     expect(Object.keys(answer.body).sort()).toEqual([...INCIDENT_KEYS].sort());
     expect(answer.body.phone).toBe(isAbsent(body.phone) ? null : e164(String(body.phone)));
     expect(answer.body).toMatchObject({ status: "scheduled", cancelledAt: null, cancelReason: null });
+    // The fuzzed orgs have no services or technicians, and no postalCode is sent.
+    expect(answer.body).toMatchObject({ serviceId: null, technicianId: null, postalCode: null, arrivalWindow: null });
     expect(answer.body.updatedAt).toBe(answer.body.createdAt);
     recordIncident(fx, answer.body);
   },
