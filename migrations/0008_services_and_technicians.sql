@@ -42,4 +42,10 @@ UPDATE `incidents` SET `occupied_until` = `ends_at`;--> statement-breakpoint
 ALTER TABLE `incidents` ADD `arrival_window_minutes` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 CREATE INDEX `incidents_scheduled_org_starts_occupied` ON `incidents` (`org_id`,`starts_at`,`occupied_until`,`technician_id`) WHERE "incidents"."status" = 'scheduled';--> statement-breakpoint
 CREATE INDEX `incidents_org_technician_starts` ON `incidents` (`org_id`,`technician_id`,`starts_at`,`id`);--> statement-breakpoint
-CREATE INDEX `incidents_org_service_starts` ON `incidents` (`org_id`,`service_id`,`starts_at`,`id`);
+CREATE INDEX `incidents_org_service_starts` ON `incidents` (`org_id`,`service_id`,`starts_at`,`id`);--> statement-breakpoint
+-- A row inserted without its occupied end (a raw insert of an older shape:
+-- seeds, scripts) occupies its own span, as every visit booked before services did.
+CREATE TRIGGER `incidents_occupied_until_default` AFTER INSERT ON `incidents` WHEN NEW.`occupied_until` = 0
+BEGIN
+  UPDATE `incidents` SET `occupied_until` = NEW.`ends_at` WHERE `id` = NEW.`id`;
+END;
