@@ -33,7 +33,7 @@ export const aiAgentOperations = [
     effect: "read",
     summary: "Find available appointment slots",
     description:
-      "The first `limit` (default 10) bookable slots starting at or after `dateTime` (earlier values are lifted to now + minimum notice), ascending, within the booking horizon. An empty list is a valid answer.",
+      "The first `limit` (default 10) bookable slots starting at or after `dateTime` (earlier values are lifted to now + minimum notice), ascending, within the booking horizon, for the visit's service (`serviceId`, else the one whose keyword is `insectName`, else the default) at `postalCode`. An empty list is a valid answer.",
     body: availableAppointmentsBody,
     example: { dateTime: "2026-11-24T08:00:00-05:00", limit: 3 },
     response: availableAppointments,
@@ -46,6 +46,8 @@ export const aiAgentOperations = [
           localStart: "2026-11-24T08:00:00-05:00",
           localEnd: "2026-11-24T09:00:00-05:00",
           remaining: 1,
+          serviceId: null,
+          arrivalWindow: null,
         },
       ],
     },
@@ -66,7 +68,7 @@ export const aiAgentOperations = [
     effect: "read",
     summary: "Check whether one slot can be booked",
     description:
-      "Answers for exactly the slot that starts at `dateTime`: `available`, the `reason` when not (in_the_past, beyond_horizon, closed, not_a_slot_start, too_soon, fully_booked — the first that applies), the slot itself, and up to 3 bookable alternatives after it.",
+      "Answers for exactly the slot that starts at `dateTime`: `available`, the `reason` when not (in_the_past, beyond_horizon, closed, not_a_slot_start, out_of_service_area, no_qualified_technician, too_soon, fully_booked — the first that applies), the slot itself, and up to 3 bookable alternatives after it.",
     body: bookingCheckBody,
     example: { dateTime: "2026-11-24T13:00:00Z" },
     response: bookingCheck,
@@ -80,6 +82,8 @@ export const aiAgentOperations = [
         localStart: "2026-11-24T08:00:00-05:00",
         localEnd: "2026-11-24T09:00:00-05:00",
         remaining: 1,
+        serviceId: null,
+        arrivalWindow: null,
       },
       alternatives: [
         {
@@ -88,6 +92,8 @@ export const aiAgentOperations = [
           localStart: "2026-11-24T09:00:00-05:00",
           localEnd: "2026-11-24T10:00:00-05:00",
           remaining: 1,
+          serviceId: null,
+          arrivalWindow: null,
         },
       ],
     },
@@ -131,7 +137,7 @@ export const aiAgentOperations = [
     effect: "create",
     summary: "Log an incident and book its visit",
     description:
-      "Logs a pest or service incident and books the slot that starts at `dateTime`, atomically: a slot is never booked beyond its capacity. If the slot cannot be booked nothing is stored and the answer is 409 `slot_unavailable` with `reason` and `alternatives`. `clientName` is linked to the account of that name (case-insensitive) when exactly one exists.",
+      "Logs a pest or service incident and books the visit that starts at `dateTime`, atomically: never beyond capacity, and with technicians, assigned to an eligible technician free for the whole visit (never two overlapping visits for one technician). If the slot cannot be booked nothing is stored and the answer is 409 `slot_unavailable` with `reason` and `alternatives`. `clientName` is linked to the account of that name (case-insensitive) when exactly one exists.",
     body: createIncidentBody,
     example: {
       dateTime: "2026-11-24T13:00:00Z",

@@ -503,6 +503,23 @@ async function main() {
         body: () => ({ dateTime: new Date(checked!.start).toISOString() }),
       },
       {
+        name: "available-appointments, 20 technicians × 3 services × 5k visits",
+        org: seeded.fleet,
+        path: "/api/v1/ai-agent/available-appointments",
+        body: () => ({ dateTime: tomorrow, limit: 10 }),
+      },
+      {
+        name: "available-appointments, a 180-minute service, 20 technicians",
+        org: seeded.fleet,
+        path: "/api/v1/ai-agent/available-appointments",
+        body: () => ({
+          dateTime: tomorrow,
+          limit: 10,
+          serviceId: seeded.fleet.termite,
+          postalCode: seeded.fleet.postalCode,
+        }),
+      },
+      {
         name: "create-incident, 20k bookings",
         org: heavy,
         path: "/api/v1/ai-agent/create-incident",
@@ -568,6 +585,16 @@ async function main() {
         p50("available-appointments, 20k bookings") / p50("available-appointments, empty org"),
       ),
     };
+    // Slots with technicians against slots today (crew mode, 20k bookings), in throughput, and each against the floor.
+    const rate = (name: string) => results[name]!.reqPerSec;
+    const today = "available-appointments, 20k bookings";
+    for (const name of [
+      "available-appointments, 20 technicians × 3 services × 5k visits",
+      "available-appointments, a 180-minute service, 20 technicians",
+    ])
+      console.log(
+        `${name}: ${round(rate(name) / rate(today))} × slots today (req/s), ${round(rate(name) / floorLogged.reqPerSec)} × floor; slots today ${round(rate(today) / floorLogged.reqPerSec)} × floor`,
+      );
     console.log(`p50 ratio, contacts page ${DEPTH} rows deep / page 1: ${ratios.deepPageVsPage1P50}`);
     console.log(`p50 ratio, incidents page ${incidentDepth} rows deep / page 1: ${ratios.deepIncidentsVsPage1P50}`);
     console.log(

@@ -4,7 +4,9 @@
 // a heavy org with 100,000 contacts and 20,000 bookings spread over a year
 // (each booking with the phone of a contact, so that find-caller finds some),
 // and an empty org with the same schedule.
-import { contacts, incidents } from "../../drizzle/schema";
+
+import { eq } from "drizzle-orm";
+import { contacts, incidents, orgs, services, technicians } from "../../drizzle/schema";
 import { connect } from "../../src/cli/connect";
 import { insertAccounts } from "../../src/db/accounts";
 import { createDb, type Db } from "../../src/db/client";
@@ -170,9 +172,11 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
       bookingRows,
     );
     const bookingsSeconds = (performance.now() - started) / 1000;
+    const fleet = await seedFleet(db, d1, now);
     return {
       heavy,
       empty,
+      fleet,
       contacts: contactCount,
       bookings: bookingRows.length,
       contactsSeconds,
@@ -183,4 +187,107 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
   } finally {
     await dispose();
   }
+}
+
+const FLEET_TECHNICIANS = 20;
+const FLEET_VISITS = 5_000;
+
+/** A technician-mode org: its services and the postal code its visits are asked for. */
+export interface FleetOrg extends BenchOrg {
+  /** The default service: general pest control, 60 minutes. */
+  general: string;
+  /** Termite treatment: 180 minutes and a 30-minute buffer, a licence. */
+  termite: string;
+  postalCode: string;
+}
+
+/**
+ * A technician-mode org: 3 services (60 minutes, 120 with a window, 180 + 30
+ * with a licence), 20 technicians over 4 postal prefixes (every fourth
+ * licensed), and 5,000 visits over the year, each with a technician free for
+ * it (no technician's visits overlap), as create-incident would leave them.
+ */
+async function seedFleet(db: Db, d1: D1Database, now: number): Promise<FleetOrg> {
+  const org = await newOrg(db, "Bench Fleet", 1, now);
+  const service = (name: string, durationMinutes: number, extra: Partial<typeof services.$inferInsert> = {}) => ({
+    id: newId("svc", now),
+    orgId: org.orgId,
+    name,
+    nameLower: name.toLowerCase(),
+    durationMinutes,
+    skills: [],
+    keywords: [],
+    createdAt: now,
+    updatedAt: now,
+    ...extra,
+  });
+  const rows = [
+    service("General pest control", 60, { isDefault: true }),
+    service("Rodent exclusion", 120, { arrivalWindowMinutes: 120 }),
+    service("Termite treatment", 180, { bufferMinutes: 30, skills: ["termite-license"] }),
+  ];
+  const techs = Array.from({ length: FLEET_TECHNICIANS }, (_, i) => ({
+    id: newId("tech", now),
+    orgId: org.orgId,
+    name: `Technician ${i}`,
+    skills: i % 4 === 0 ? ["termite-license"] : [],
+    postalCodes: [["100"], ["112"], ["104"], ["113"]][i % 4]!,
+    daysOff: [],
+    createdAt: now,
+    updatedAt: now,
+  }));
+  await db.batch([
+    db.insert(services).values(rows),
+    db.insert(technicians).values(techs),
+    db.update(orgs).set({ maxSlotMinutes: 210 }).where(eq(orgs.id, org.orgId)),
+  ]);
+  const schedule = { ...BENCH_SCHEDULE, closedDates: [] };
+  const slots = [...candidateSlots(schedule, now - 182 * DAY, now + 183 * DAY)];
+  // Each technician's busy slots: a visit takes its slot and, for the long services, the next ones.
+  const busy = techs.map(() => new Set<number>());
+  const visitRows: unknown[][] = [];
+  for (let n = 1; visitRows.length < FLEET_VISITS; n++) {
+    const index = (n * 2_654_435_761) % slots.length;
+    const kind = rows[n % 3]!;
+    const tech = n % FLEET_TECHNICIANS;
+    const hours = Math.ceil((kind.durationMinutes + (kind.bufferMinutes ?? 0)) / 60);
+    const taken = Array.from({ length: hours }, (_, h) => index + h);
+    if (taken.some((i) => busy[tech]!.has(i) || !slots[i])) continue;
+    for (const i of taken) busy[tech]!.add(i);
+    const start = slots[index]!.start;
+    const end = start + kind.durationMinutes * 60_000;
+    visitRows.push([
+      newId("inc", start),
+      `Client ${n}`,
+      "Ants",
+      start,
+      end,
+      end + (kind.bufferMinutes ?? 0) * 60_000,
+      kind.id,
+      techs[tech]!.id,
+      "11201",
+      start,
+      start,
+    ]);
+  }
+  await bulkInsert(
+    d1,
+    "incidents",
+    col(incidents, [
+      "id",
+      "clientName",
+      "insectName",
+      "startsAt",
+      "endsAt",
+      "occupiedUntil",
+      "serviceId",
+      "technicianId",
+      "postalCode",
+      "createdAt",
+      "updatedAt",
+    ]),
+    org.orgId,
+    visitRows,
+  );
+  return { ...org, general: rows[0]!.id, termite: rows[2]!.id, postalCode: "11201" };
 }

@@ -31,7 +31,7 @@ it("npm run bench runs end to end and writes every figure", { timeout: 180_000 }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
-    expect(Object.keys(figures.results)).toHaveLength(18);
+    expect(Object.keys(figures.results)).toHaveLength(20);
     expect(figures.coldStart.api.startup.median).toBeGreaterThan(0);
     expect(figures.coldStart.api.bundle.gzip).toBeGreaterThan(figures.coldStart.floor.bundle.gzip);
     expect(figures.ratios.floorLoggedVsBare).toBeGreaterThan(0);
