@@ -62,7 +62,7 @@ const ALLOWED: Record<string, string[]> = {
   create_incident: ["dateTime", "clientName", "insectName", "phone", "notes", "serviceId", "postalCode"],
   find_caller: ["phone"],
   get_incident: [],
-  list_incidents: [...PAGE, "from", "to", "status", "accountId", "phone", "updatedSince"],
+  list_incidents: [...PAGE, "from", "to", "status", "accountId", "phone", "updatedSince", "technicianId", "serviceId"],
   cancel_incident: ["reason"],
   reschedule_incident: ["dateTime"],
   list_events: [...PAGE, "type"],

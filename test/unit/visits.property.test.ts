@@ -225,8 +225,7 @@ describe("visit engine against a minute-by-minute oracle (property)", () => {
           const expected = oracle(plan, visits, s.now, t);
           seen.add(`${crew ? "crew" : "technicians"} ${expected.reason} ${Math.min(expected.remaining, 2)}`);
           const assessed = assessVisit(plan, s.now, t);
-          const places =
-            assessed.slot && assessed.fits ? placesCounter(plan, bookings, maxBookingMs)(t) : 0;
+          const places = assessed.slot && assessed.fits ? placesCounter(plan, bookings, maxBookingMs)(t) : 0;
           const reason = assessed.reason ?? (places > 0 ? null : "fully_booked");
           expect({ reason, remaining: places, isStart: assessed.slot !== null }).toEqual(expected);
           const listed = findBookable({ plan, bookings, maxBookingMs, now: s.now, from: t, limit: 1 })[0];
