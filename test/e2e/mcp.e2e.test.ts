@@ -47,7 +47,7 @@ describe("MCP over wrangler dev", () => {
     const client = new Client({ name: "e2e-agent", version: "1.0.0" });
     await client.connect(transport);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(13);
+    expect(tools).toHaveLength(14);
     for (const tool of tools) {
       expect(tool.annotations, tool.name).toMatchObject({ title: tool.title, openWorldHint: false });
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(/^(find|check|get|list)_/.test(tool.name));

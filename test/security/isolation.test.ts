@@ -19,6 +19,7 @@ import type { Bindings } from "../../src/env";
 import { normalizePhone } from "../../src/lib/phones";
 import { deliverBatch } from "../../src/webhooks/deliver";
 import type { DeliveryMessage } from "../../src/webhooks/queue";
+import { addService } from "../support/catalogue";
 import { type Credentials, credentialsOf, everything, type ReadResponse } from "../support/http";
 import { mcpCall, mcpList, toolAnswer } from "../support/mcp";
 import { type Fixture, httpRequest, OPERATIONS, pathTemplate, TOOLS, toolArguments } from "../support/operations";
@@ -46,6 +47,8 @@ interface Profile {
   /** Idempotency-Keys it stored leads under (one to be tried over HTTP, one over MCP), and those leads. */
   keys: [string, string];
   keyedLeads: string[];
+  /** Its one service (not the default). */
+  service: string;
   /** Every identifier and datum of the org that a client could recognise. */
   secrets: string[];
 }
@@ -70,6 +73,8 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
   const phone = { e164: normalizePhone(spelled, "US")!, spelled };
   expect(phone.e164).toMatch(/^\+1646555\d{4}$/);
   const tenant = await openTenant(`Isolation ${tag}`, { capacity: 1 });
+  // Before the key's first request (the catalogue is cached with it); not the default: bookings stay plain.
+  const service = await addService(tenant, { name: `Service ${tag}`, durationMinutes: 60, keywords: [`kw${tag}`] });
   const accounts = [
     await addAccount(tenant, `Holdings ${tag}`, {
       email: `acct-${tag}@example.com`,
@@ -164,6 +169,8 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     phone.spelled,
     `Notes${tag}`,
     ...accounts.flatMap((a) => [a.id, a.name]),
+    service.id,
+    service.name,
     ...contacts.map((c) => c.id),
     ...incidents.map((i) => i.id),
     ...contactBodies.flatMap((body) => Object.values(body).filter((v) => v.includes(tag) || v.includes(digits))),
@@ -172,6 +179,7 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     tenant,
     tag,
     accounts: accounts.map(({ id, name }) => ({ id, name })),
+    service: service.id,
     contacts,
     slots,
     cursors,
@@ -401,6 +409,24 @@ const PROBES: Record<string, Case[]> = {
       expect: expectToolInvalidCursor,
     },
   ],
+  list_services: [
+    {
+      name: "GET /services → only its own service",
+      send: () => ({ path: "/api/v1/services" }),
+      expect: (res, c) => {
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.services.map((x: { id: string }) => x.id)).toEqual([c.service]);
+      },
+    },
+    {
+      name: "MCP list_services → only its own service",
+      send: () => ({ tool: "list_services", args: {} }),
+      expect: (res, c) => {
+        const { services } = toolAnswer(res).body as { services: { id: string }[] };
+        expect(services.map((x) => x.id)).toEqual([c.service]);
+      },
+    },
+  ],
   get_account: [
     ...[0, 1].map(
       (i): Case => ({
@@ -507,6 +533,17 @@ const PROBES: Record<string, Case[]> = {
     },
   ],
   check_booking_availability: [
+    {
+      name: "POST is-booking-available {the other org's serviceId} → 422 not_found on serviceId",
+      send: (c, v) => ({
+        path: "/api/v1/ai-agent/is-booking-available",
+        body: { dateTime: c.slots[0], serviceId: v.service },
+      }),
+      expect: (res) => {
+        expectProblem(res, 422, "validation_failed");
+        expect(res.body.errors).toEqual([expect.objectContaining({ path: "serviceId", code: "not_found" })]);
+      },
+    },
     {
       name: "is-booking-available at the other org's booked slot → available, all places left",
       send: (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", body: { dateTime: v.slots[0] } }),

@@ -10,6 +10,7 @@
 import { eq } from "drizzle-orm";
 import { apiKeys, incidents } from "../../drizzle/schema";
 import { newId } from "../../src/lib/ids";
+import { addService } from "./catalogue";
 import type { ReadResponse } from "./http";
 import { mcpCall } from "./mcp";
 import { call } from "./request";
@@ -57,6 +58,8 @@ export async function fixture(op: Operation): Promise<Fixture> {
         createdAt: now,
         updatedAt: now,
       });
+  if (op.services)
+    await addService(tenant, { name: "Termite treatment", durationMinutes: 180, keywords: ["termites"] });
   return { tenant, accountId: id, incidentId };
 }
 
@@ -72,6 +75,10 @@ export interface Operation {
   incident?: boolean;
   /** Changes the fixture's incident. */
   changes?: "cancel" | "reschedule";
+  /** Reads the org's services (the fixture then has one). */
+  services?: boolean;
+  /** Answered from what authentication read with the key: no round trip of its own. */
+  noTripOfItsOwn?: boolean;
 }
 
 /** Every operation of the API, as tests send it. */
@@ -127,6 +134,15 @@ export const OPERATIONS: Operation[] = [
     path: () => "/api/v1/ai-agent/create-incident",
     args: () => ({ dateTime: SLOT, clientName: ACCOUNT_NAME, insectName: "Termites", phone: PHONE, notes: "Gate 4" }),
     writes: "incidents",
+  },
+  {
+    name: "list services",
+    tool: "list_services",
+    method: "GET",
+    path: () => "/api/v1/services",
+    args: () => ({}),
+    services: true,
+    noTripOfItsOwn: true,
   },
   {
     name: "find caller",

@@ -1,4 +1,4 @@
-// The MCP server through the official SDK client: the thirteen tools with the
+// The MCP server through the official SDK client: the fourteen tools with the
 // operations' own input schemas, the same JSON results as HTTP, failures as
 // isError results carrying the problem document.
 
@@ -25,7 +25,7 @@ describe("MCP server at /mcp", () => {
     await expect(connect(null)).rejects.toThrow(/401/);
   });
 
-  it("lists the thirteen tools with the operations' input schemas", async () => {
+  it("lists the fourteen tools with the operations' input schemas", async () => {
     const client = await connect(a);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
@@ -41,6 +41,7 @@ describe("MCP server at /mcp", () => {
       "list_contacts",
       "list_events",
       "list_incidents",
+      "list_services",
       "reschedule_incident",
     ]);
     // An id in the path becomes an `id` argument, beside the body's fields.

@@ -1,11 +1,13 @@
 // The fuzz suites' side of the wire: orgs to fuzz (each with accounts,
 // contacts and real cursors), requests through the worker's own fetch handler,
 // and the checks every answer must pass whatever was sent.
+
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { type EventType, incidents as incidentTable } from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
+import { addService } from "../../support/catalogue";
 import type { ReadResponse } from "../../support/http";
 import { mcpCall, toolAnswer } from "../../support/mcp";
 import { isProblem } from "../../support/problem";
@@ -117,6 +119,8 @@ export interface Fixture {
   requests: number;
   /** The org's row counts when last read. */
   counts?: Counts;
+  /** GET /api/v1/services as the org's one service makes it (not the default, no keywords: no booking picks it). */
+  services: { services: object[] };
 }
 
 export interface Counts {
@@ -313,6 +317,8 @@ let fixtureCount = 0;
 export async function newFixture(): Promise<Fixture> {
   const tenant = await openTenant("Fuzz Org", { capacity: 2, horizonDays: 30 });
   const tag = tenant.orgId.slice(-6);
+  // Before the key's first request: the catalogue is cached with the key.
+  const service = await addService(tenant, { name: `Fuzz service ${tag}`, durationMinutes: 90, bufferMinutes: 15 });
   const line = String(1000 + (fixtureCount++ % 9000));
   const spelled = { first: `(917) 555-${line}`, account: `+1 212 555 ${line}`, uk: `+44 20 7946 ${line}` };
   const phones = [e164(spelled.first), e164(spelled.account), e164(spelled.uk)];
@@ -345,6 +351,21 @@ export async function newFixture(): Promise<Fixture> {
     },
     keys: new Map(),
     requests: 0,
+    services: {
+      services: [
+        {
+          id: service.id,
+          name: service.name,
+          durationMinutes: 90,
+          bufferMinutes: 15,
+          arrivalWindowMinutes: 0,
+          skills: [],
+          keywords: [],
+          default: false,
+          active: true,
+        },
+      ],
+    },
   };
   const accountId = fx.accounts[0]!.id;
   await seedContacts(fx, [

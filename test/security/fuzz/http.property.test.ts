@@ -67,6 +67,7 @@ import {
   expectIncidentAnswer,
   expectIncidentPage,
   expectPage,
+  expectServicesAnswer,
   INCIDENT_QUERY_FIELDS,
   incidentCases,
   incidentListCases,
@@ -75,6 +76,7 @@ import {
   listCases,
   listVerdict,
   QUERY_FIELDS,
+  serviceQueries,
 } from "./reads";
 import { Sym } from "./values";
 
@@ -180,6 +182,7 @@ const GETS = [
   "GET /api/v1/incidents",
   "GET /api/v1/incidents/{id}",
   "GET /api/v1/events",
+  "GET /api/v1/services",
 ];
 
 describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests each)`, () => {
@@ -266,6 +269,23 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
       });
       expectShare(statuses, 200, 0.2);
       expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `GET /api/v1/services: ${RUNS} query strings`,
+    async () => {
+      const statuses = await fuzz(serviceQueries, async (fx, query) => {
+        const res = await send(fx, `/api/v1/services${query}`);
+        expectSaneHttp(res);
+        const answer = answerOf(res);
+        expectByIdAnswer(answer, query, true, () => expectServicesAnswer(answer, fx));
+        expectNothingForeign(answer, query);
+        return answer;
+      });
+      expectShare(statuses, 200, 0.3);
+      expectShare(statuses, 422, 0.1);
     },
     TIMEOUT,
   );

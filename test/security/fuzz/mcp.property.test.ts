@@ -56,6 +56,7 @@ import {
   expectIncidentAnswer,
   expectIncidentPage,
   expectPage,
+  expectServicesAnswer,
   INCIDENT_QUERY_FIELDS,
   incidentArgCases,
   incidentListArgCases,
@@ -63,6 +64,7 @@ import {
   listArgCases,
   listVerdict,
   QUERY_FIELDS,
+  serviceArgCases,
 } from "./reads";
 import { junkString, junkValue, Sym } from "./values";
 
@@ -140,7 +142,7 @@ const DEFAULT_SHARES: [number, number][] = [
 ];
 
 /** Every tool this file fuzzes: the POST operations' and the GET ones' below. */
-const GET_TOOLS = ["list_contacts", "get_account", "list_incidents", "get_incident", "list_events"];
+const GET_TOOLS = ["list_contacts", "get_account", "list_incidents", "get_incident", "list_events", "list_services"];
 
 describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each)`, () => {
   it("fuzzes every tool the API declares (src/routes OPERATIONS)", () => {
@@ -321,6 +323,24 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
       });
       expectShare(statuses, 200, 0.1);
       expectShare(statuses, 404, 0.3);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `list_services: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(serviceArgCases, async (fx, args) => {
+        const parsed = overTheWire(args);
+        const answer = await callTool(fx, "list_services", args);
+        expectSane(answer);
+        const params = new URLSearchParams();
+        for (const [name, value] of Object.entries(parsed)) if (value !== null) params.set(name, asQueryText(value));
+        expectByIdAnswer(answer, `?${params}`, true, () => expectServicesAnswer(answer, fx));
+        expectNothingOf(foreign, answer, JSON.stringify(parsed));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.3);
     },
     TIMEOUT,
   );

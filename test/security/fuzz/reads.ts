@@ -943,3 +943,21 @@ export function expectEventPage(answer: Answer, pairs: [string, string][], fx: F
   const same = eventCursors(fx).find((c) => c.after === end && c.type === type);
   if (same) expect(nextCursor, "the cursor issued for the same position").toBe(same.token);
 }
+
+/** Query strings of GET /api/v1/services, which takes no parameter: those of a GET by id. */
+export const serviceQueries = query;
+
+/** list_services arguments: mostly none; any member becomes a query parameter, which the operation refuses. */
+export const serviceArgCases = fc.oneof(
+  { arbitrary: fc.constant({}), weight: 3 },
+  {
+    arbitrary: fc.dictionary(fc.constantFrom("id", "orgId", "active", "x", "__proto__"), junkValue, { maxKeys: 2 }),
+    weight: 1,
+  },
+);
+
+/** 200 with exactly the org's active services (never another org's). */
+export function expectServicesAnswer(answer: Answer, fx: Fixture) {
+  expect(answer.status, answer.text).toBe(200);
+  expect(answer.body).toEqual(fx.services);
+}

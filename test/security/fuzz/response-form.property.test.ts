@@ -1,6 +1,6 @@
 // The form of every answer near every input limit: for each of a
 // set of time zones (offsets from −12:00 to +14:00, half and three-quarter
-// hours, historical offsets in seconds), generated runs call all thirteen
+// hours, historical offsets in seconds), generated runs call all fourteen
 // operations with VALID inputs at their limits — date-times at both ends of
 // the range written with offsets up to ±14:00 (and the slot starts there),
 // strings of astral characters exactly at their limit in UTF-16 code units,
