@@ -3,6 +3,7 @@
 // written by the admin CLI (docs/operations.md), whose functions return null
 // for an unknown org and say why they refused anything else.
 import { and, asc, count, eq, gt, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import { events, incidents, orgs, services, technicians } from "../../drizzle/schema";
 import { newId } from "../lib/ids";
@@ -131,6 +132,10 @@ const coverSpan = (db: Db, orgId: string, service: Pick<Service, "durationMinute
     .set({ maxSlotMinutes: sql`max(${orgs.maxSlotMinutes}, ${service.durationMinutes + service.bufferMinutes})` })
     .where(eq(orgs.id, orgId));
 
+/** db.batch of statements listed at run time (never none). */
+const batch = (db: Db, statements: BatchItem<"sqlite">[]) =>
+  db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+
 /** Takes the default mark from every other service of the org: before a service takes it (one default, by index). */
 const dropDefault = (db: Db, orgId: string, except: string) =>
   db
@@ -198,8 +203,8 @@ export async function addService(
   const service: Service = { ...fields, id: newId("svc", now), active: true };
   const tooMany = sql`(SELECT ${count()} FROM ${services} WHERE ${eq(services.orgId, orgId)}) > ${MAX_SERVICES}`;
   try {
-    await db.batch([
-      dropDefault(db, orgId, service.id),
+    await batch(db, [
+      ...(service.isDefault ? [dropDefault(db, orgId, service.id)] : []),
       db.insert(services).values(serviceRow(orgId, service, now)),
       coverSpan(db, orgId, service),
       // Another add may have raced this one past the limit.
@@ -248,8 +253,8 @@ export async function updateService(
   if (taken) return { refused: "name_taken", by: taken.id };
   const { id: _id, orgId: _org, createdAt: _created, ...stored } = serviceRow(orgId, service, now);
   try {
-    await db.batch([
-      dropDefault(db, orgId, id),
+    await batch(db, [
+      ...(service.isDefault ? [dropDefault(db, orgId, id)] : []),
       db
         .update(services)
         .set(stored)
@@ -271,7 +276,23 @@ export async function listServices(db: Db, orgId: string): Promise<ServiceOut[] 
 
 const technicianRow = (orgId: string, t: Technician, now: number) => ({ ...t, orgId, createdAt: now, updatedAt: now });
 
-const orgExistsSql = (orgId: string) => sql`EXISTS (SELECT 1 FROM ${orgs} WHERE ${eq(orgs.id, orgId)})`;
+/** JSON text as SQL: an INSERT … SELECT (insertWhere) binds values as they are, without the columns' JSON mode. */
+const json = (value: unknown) => (value === null ? null : sql`${JSON.stringify(value)}`);
+
+/** The statement adding `t`, only while the org exists (the org is checked and written in one statement). */
+const insertTechnician = (db: Db, orgId: string, t: Technician, now: number) =>
+  insertWhere(
+    db,
+    technicians,
+    {
+      ...technicianRow(orgId, t, now),
+      skills: json(t.skills)!,
+      postalCodes: json(t.postalCodes)!,
+      weeklyHours: json(t.weeklyHours),
+      daysOff: json(t.daysOff)!,
+    },
+    sql`EXISTS (SELECT 1 FROM ${orgs} WHERE ${eq(orgs.id, orgId)})`,
+  );
 
 /** Adds a technician in one statement that checks the org; null for an unknown org. */
 export async function addTechnician(
@@ -281,7 +302,7 @@ export async function addTechnician(
   now = Date.now(),
 ): Promise<TechnicianOut | null> {
   const technician: Technician = { ...fields, id: newId("tech", now) };
-  const { meta } = await insertWhere(db, technicians, technicianRow(orgId, technician, now), orgExistsSql(orgId));
+  const { meta } = await insertTechnician(db, orgId, technician, now);
   return meta.changes === 1 ? technicianView(technician) : null;
 }
 
@@ -292,9 +313,7 @@ export async function addTechnician(
  */
 export async function importTechnicians(db: Db, orgId: string, fields: TechnicianFields[], now = Date.now()) {
   const added: Technician[] = fields.map((f, i) => ({ ...f, id: newId("tech", now + i) }));
-  const [first, ...rest] = added.map((t) =>
-    insertWhere(db, technicians, technicianRow(orgId, t, now), orgExistsSql(orgId)),
-  );
+  const [first, ...rest] = added.map((t) => insertTechnician(db, orgId, t, now));
   if (!first) return (await orgQuery(db, orgId)).length === 0 ? null : { imported: 0, technicians: [] };
   const [result] = await db.batch([first, ...rest]);
   if (result.meta.changes !== 1) return null;
@@ -558,7 +577,8 @@ function movesUndone(orgId: string, moves: Move[], now: number): SQL | undefined
 function movesOverlap(orgId: string, moves: Move[]): SQL | undefined {
   if (moves.length === 0) return undefined;
   const other = alias(incidents, "other");
-  return sql`EXISTS (SELECT 1 FROM ${incidents} JOIN ${other} ON ${and(
+  // In raw SQL an alias renders as its name only: the table is named here.
+  return sql`EXISTS (SELECT 1 FROM ${incidents} JOIN ${incidents} AS ${sql.identifier("other")} ON ${and(
     eq(other.orgId, incidents.orgId),
     eq(other.technicianId, incidents.technicianId),
     ne(other.id, incidents.id),
