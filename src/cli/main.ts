@@ -147,7 +147,7 @@ function humanReadable(result: object): string {
   if ("weeklyHours" in result) return `${JSON.stringify(result, null, 2)}\n`;
   const lines = Object.entries(result).map(([key, value]) =>
     !Array.isArray(value)
-      ? `${key}: ${value}`
+      ? `${key}: ${value !== null && typeof value === "object" ? JSON.stringify(value) : value}`
       : value.length === 0
         ? `${key}: none`
         : value.every((item) => typeof item === "string")

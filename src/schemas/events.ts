@@ -33,8 +33,23 @@ export const event = once(() => {
         type: z.literal("incident.rescheduled"),
         data: incident(),
         previous: z
-          .object({ dateTime: isoOut(), appointment: appointment() })
+          .object({
+            dateTime: isoOut(),
+            appointment: appointment(),
+            technicianId: z
+              .string()
+              .optional()
+              .meta({ description: "The technician before the move, when the move changed it" }),
+          })
           .meta({ description: "The appointment before the move" }),
+      }),
+      z.object({
+        ...fields,
+        type: z.literal("incident.reassigned"),
+        data: incident(),
+        previous: z
+          .object({ technicianId: z.string().nullable() })
+          .meta({ description: "The technician an operator moved the visit from" }),
       }),
     ])
     .meta({ id: "Event" });

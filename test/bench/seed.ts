@@ -236,10 +236,11 @@ async function seedFleet(db: Db, d1: D1Database, now: number): Promise<FleetOrg>
     createdAt: now,
     updatedAt: now,
   }));
+  // One row per statement: D1 binds at most 100 parameters to one.
   await db.batch([
-    db.insert(services).values(rows),
-    db.insert(technicians).values(techs),
     db.update(orgs).set({ maxSlotMinutes: 210 }).where(eq(orgs.id, org.orgId)),
+    ...rows.map((row) => db.insert(services).values(row)),
+    ...techs.map((tech) => db.insert(technicians).values(tech)),
   ]);
   const schedule = { ...BENCH_SCHEDULE, closedDates: [] };
   const slots = [...candidateSlots(schedule, now - 182 * DAY, now + 183 * DAY)];

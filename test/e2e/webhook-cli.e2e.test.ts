@@ -12,7 +12,14 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin, applyMigrations, cli, d1Execute, jsonLine, type RunResult, type Tenant } from "./harness";
 
-const ALL_TYPES = ["lead.created", "contact.created", "incident.created", "incident.rescheduled", "incident.cancelled"];
+const ALL_TYPES = [
+  "lead.created",
+  "contact.created",
+  "incident.created",
+  "incident.rescheduled",
+  "incident.cancelled",
+  "incident.reassigned",
+];
 /** `whsec_` + base64 of 32 bytes (the Standard Webhooks form). */
 const SECRET = /^whsec_([A-Za-z0-9+/]{43}=)$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -8,7 +8,9 @@ import { asc, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { EVENT_TYPES, type EventType, events } from "../../../drizzle/schema";
+import { COMMANDS } from "../../../src/cli/commands";
 import { event, eventPage } from "../../../src/schemas/events";
+import { addTechnician } from "../../support/catalogue";
 import type { ReadResponse } from "../../support/http";
 import { bookIncident } from "../../support/incidents";
 import { expectProblem } from "../../support/problem";
@@ -52,14 +54,27 @@ const lead = async (t: Tenant, firstName = "Lee") => {
   return res.body as { id: string };
 };
 
-/** One event of every type: lead, contact, two bookings, a cancel, a reschedule (6 events). */
+/**
+ * One event of every type: lead, contact, two bookings, a cancel, a reschedule,
+ * and an operator's reassignment of the rescheduled visit (7 events). The org
+ * has two technicians from the start (the catalogue is read with the key).
+ */
 async function oneOfEach(t: Tenant) {
+  await addTechnician(t, { name: "First" });
+  await addTechnician(t, { name: "Second" });
   await lead(t);
   expect((await call(t, "/api/v1/contacts", { body: { firstName: "Cal" } })).status).toBe(200);
   const a = await bookIncident(t);
   const b = await bookIncident(t);
   expect((await call(t, `${INCIDENTS}/${a.id}/cancel`, { body: {} })).status).toBe(200);
   expect((await call(t, `${INCIDENTS}/${b.id}/reschedule`, { body: { dateTime: slotIn(700) } })).status).toBe(200);
+  // Taking the rescheduled visit's technician off moves it to the other one.
+  const { technicianId } = (await call(t, `${INCIDENTS}/${b.id}`)).body;
+  const flags = { org: t.orgId, id: technicianId, active: "false", reassign: true };
+  const { reassigned } = (await COMMANDS["technician update"]!(db(), flags, { webhookKey: () => "" })) as {
+    reassigned: string[];
+  };
+  expect(reassigned).toEqual([b.id]);
 }
 
 /** Each option of the Event union made strict: an undocumented field fails. */
@@ -104,11 +119,15 @@ describe("GET /api/v1/events", () => {
       "incident.created",
       "incident.cancelled",
       "incident.rescheduled",
+      "incident.reassigned",
     ]);
     expect(data).toEqual(await stored(mixed));
     expect(hasMore).toBe(false);
     for (const e of data) expect(strictEvent.safeParse(e).error?.issues ?? [], JSON.stringify(e)).toEqual([]);
-    expect(data.filter((e) => "previous" in e).map((e) => e.type)).toEqual(["incident.rescheduled"]);
+    expect(data.filter((e) => "previous" in e).map((e) => e.type)).toEqual([
+      "incident.rescheduled",
+      "incident.reassigned",
+    ]);
   });
 
   it("the schema check can fail: an undocumented field or a missing previous", async () => {
