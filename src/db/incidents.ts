@@ -36,7 +36,9 @@ export function holding(org: Org, range: SlotTimes, fresh = false): SQL {
   return and(
     eq(incidents.orgId, org.id),
     isScheduled,
-    sql`${incidents.startsAt} > ${range.start} - ${longestSpan(org, fresh)}`,
+    fresh
+      ? sql`${incidents.startsAt} > ${range.start} - ${longestSpan(org, true)}`
+      : gt(incidents.startsAt, range.start - org.maxBookingMs),
     lt(incidents.startsAt, range.end),
     gt(incidents.occupiedUntil, range.start),
   )!;

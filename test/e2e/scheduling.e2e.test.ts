@@ -31,6 +31,8 @@ interface SlotView {
   localStart: string;
   localEnd: string;
   remaining: number;
+  serviceId?: null;
+  arrivalWindow?: null;
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -145,11 +147,19 @@ function expectUnavailable(res: ApiResponse, reason: string) {
 }
 
 /** A UTC slot of `start` as the API shows it. */
-const utcSlot = (start: string, remaining: number): SlotView => {
+/** create-incident's appointment: the visit's times and the places left. */
+const utcAppointment = (start: string, remaining: number): SlotView => {
   const end = new Date(Date.parse(start) + HOUR).toISOString();
   const local = (iso: string) => `${iso.slice(0, 19)}+00:00`;
   return { start, end, localStart: local(start), localEnd: local(end), remaining };
 };
+
+/** The slot object of an org without services: no service, no arrival window. */
+const utcSlot = (start: string, remaining: number): SlotView => ({
+  ...utcAppointment(start, remaining),
+  serviceId: null,
+  arrivalWindow: null,
+});
 
 interface RaceResult {
   statuses: number[];
@@ -215,7 +225,7 @@ describe("concurrent bookings of one slot", () => {
     expect(await check(orgA, start)).toMatchObject({ available: true, reason: null, slot: utcSlot(start, 1) });
     const result = await race("capacity 1", orgA, start);
     expectRace(result, 1);
-    expect(result.ok[0]!.body.appointment).toEqual(utcSlot(start, 0));
+    expect(result.ok[0]!.body.appointment).toEqual(utcAppointment(start, 0));
     await expectSoldOut(orgA, start);
   });
 
@@ -271,7 +281,11 @@ describe("the agent flow: find, check, book, see it gone", () => {
       accountId: null,
       phone: null,
       notes: null,
-      appointment: { ...first, remaining: 0 },
+      serviceId: null,
+      technicianId: null,
+      postalCode: null,
+      appointment: utcAppointment(first.start, 0),
+      arrivalWindow: null,
       createdAt: expect.stringMatching(ISO),
       updatedAt: booked.body.createdAt,
       cancelledAt: null,
@@ -399,7 +413,7 @@ describe("org B: isolation from org A's bookings, and a schedule no invalid docu
     }
     const inB = await book(orgB, start, "Bob B");
     expect(inB.status, inB.text).toBe(200);
-    expect(inB.body.appointment).toEqual(utcSlot(start, 0));
+    expect(inB.body.appointment).toEqual(utcAppointment(start, 0));
   });
 
   it("schedule set of an invalid document exits non-zero, prints nothing on stdout, names the problem, and leaves the schedule as it was", async () => {

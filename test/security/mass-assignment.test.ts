@@ -66,6 +66,7 @@ const ALLOWED: Record<string, string[]> = {
   cancel_incident: ["reason"],
   reschedule_incident: ["dateTime"],
   list_events: [...PAGE, "type"],
+  list_services: [],
 };
 
 const allowedOf = (op: Operation) => ALLOWED[op.tool] ?? [];
