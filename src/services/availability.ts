@@ -7,7 +7,7 @@ import type { Db } from "../db/client";
 import { bookingsOverlapping } from "../db/incidents";
 import type { Org } from "../db/orgs";
 import { type Booking, bookableWindow, candidateSlots, type Slot, type SlotTimes, slotView } from "../scheduling/slots";
-import { findBookable, type Plan } from "../scheduling/visits";
+import { findBookable, fleetFor, type Plan } from "../scheduling/visits";
 
 export interface ScanResult {
   slots: Slot[];
@@ -31,6 +31,10 @@ export async function scanBookable(
   { org, plan, now, from, limit, alsoCover = [] }: ScanQuery,
 ): Promise<ScanResult> {
   const { schedule } = org;
+  // No technician could ever take it (out of area, unqualified): nothing to scan.
+  const fleet = fleetFor(plan.technicians, plan.visit.skills, plan.postalCode);
+  if (!fleet.crew && fleet.reason)
+    return { slots: [], covered: alsoCover.length > 0 ? await bookingsOverlapping(db, org, alsoCover) : [] };
   const spanMs = plan.visit.durationMs + plan.visit.bufferMs;
   const horizon = bookableWindow(schedule, now);
   let cursor = Math.max(from, horizon.from);

@@ -290,5 +290,6 @@ async function seedFleet(db: Db, d1: D1Database, now: number): Promise<FleetOrg>
     org.orgId,
     visitRows,
   );
-  return { ...org, general: rows[0]!.id, termite: rows[2]!.id, postalCode: "11201" };
+  // 10001: the licensed technicians' area (every fourth covers 100).
+  return { ...org, general: rows[0]!.id, termite: rows[2]!.id, postalCode: "10001" };
 }

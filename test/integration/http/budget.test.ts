@@ -355,6 +355,18 @@ describe("D1 budget with services and technicians", () => {
     expect(details).not.toMatch(/SCAN incidents\b/);
   });
 
+  it("a place no technician covers is answered without a scan: no round trip warm", async () => {
+    const far = await openTenant();
+    await addTechnician(far, { name: "Brooklyn only", postalCodes: ["112"] });
+    const body = { dateTime: at, limit: 10, postalCode: "90210" };
+    const first = await call(far, "/api/v1/ai-agent/available-appointments", { body });
+    expect(first.body).toEqual({ timeZone: "UTC", slots: [] });
+    const warm = wrapD1(env.DB);
+    const res = await call(far, "/api/v1/ai-agent/available-appointments", { body, bindings: { DB: warm.db } });
+    expect(res.body).toEqual({ timeZone: "UTC", slots: [] });
+    expect(warm.trips).toEqual([]);
+  });
+
   it("the services list is answered from the catalogue read with the key: no round trip warm", async () => {
     await sendAs(wrapD1(env.DB), "/api/v1/services", undefined, techTenant.apiKey);
     const warm = wrapD1(env.DB);
