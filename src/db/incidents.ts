@@ -1,4 +1,4 @@
-import { and, count, eq, gt, gte, inArray, lt, ne, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, gte, lt, ne, type SQL, sql } from "drizzle-orm";
 import { accounts, type IncidentStatus, incidents, orgs, technicians } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
@@ -173,8 +173,13 @@ function assignee(org: Org, placement: Placement, { keep, except }: { keep?: str
   return sql`(${chosen} ORDER BY ${first}${load}, ${technicians.id} LIMIT 1)`;
 }
 
+/**
+ * The org's active technicians among `ids` meeting `conditions`. The ids go
+ * as one JSON parameter: D1 binds at most 100 to a statement, and an org may
+ * have more technicians than that.
+ */
 function techniciansWhere(org: Org, ids: string[], conditions: (SQL | undefined)[]): SQL {
-  const listed = ids.length === 0 ? sql`0` : inArray(technicians.id, ids);
+  const listed = sql`${technicians.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   return sql`SELECT ${technicians.id} FROM ${technicians} WHERE ${and(
     eq(technicians.orgId, org.id),
     eq(technicians.active, true),

@@ -313,6 +313,17 @@ describe("technician mode", () => {
     });
   });
 
+  it("books in an org of 120 eligible technicians (more than a statement's 100 parameters)", async () => {
+    const t = await openTenant(undefined, { weeklyHours: OFFICE as never });
+    await addService(t, { name: "General", durationMinutes: 60, isDefault: true });
+    for (let i = 0; i < 120; i++) await addTechnician(t, { name: `Tech ${i}` });
+    const at = daysAhead(2, 9);
+    expect((await check(t, at)).body.slot.remaining).toBe(120);
+    const booked = await book(t, at);
+    expect(booked.status, booked.text).toBe(200);
+    expect(booked.body.appointment.remaining).toBe(119);
+  });
+
   it("lists incidents by technicianId and by serviceId", async () => {
     const { t, termite, sam } = await fleet();
     const a = await book(t, daysAhead(6, 9), { serviceId: termite.id, postalCode: "11201" });
