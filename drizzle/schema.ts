@@ -9,8 +9,8 @@ import type { StoredSchedule, WeeklyHours } from "../src/scheduling/schedule";
 
 /**
  * The free-text phone fields of the seed (kept as given) and, beside each, its
- * E.164 form when it parses to a valid number in the org's country (contract
- * 8.1): what finding a caller matches on. Null when absent or not a number.
+ * E.164 form when it parses to a valid number in the org's country
+ * (docs/api.md, "Phone numbers"): what finding a caller matches on. Null when absent or not a number.
  */
 const phoneColumns = () => ({
   mobilePhone: text("mobile_phone"),
@@ -34,9 +34,9 @@ export const orgs = sqliteTable("orgs", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   timeZone: text("time_zone").notNull().default("UTC"),
-  // ISO 3166-1 alpha-2: the country a phone number written without "+" is read in (contract 8.1).
+  // ISO 3166-1 alpha-2: the country a phone number written without "+" is read in (docs/api.md, "Phone numbers").
   country: text("country").notNull().default("US"),
-  // The schedule document of contract 5.1 minus its timeZone (kept above), as
+  // The schedule document (docs/api.md, "The schedule") minus its timeZone (kept above), as
   // JSON; null means the defaults.
   schedule: text("schedule", { mode: "json" }).$type<StoredSchedule>(),
   // The longest span a visit of this org may occupy, in minutes: the longest
@@ -210,7 +210,7 @@ export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 
 /**
  * Incidents logged by agents; a `scheduled` one books the slot [startsAt,
- * endsAt), a `cancelled` one holds nothing (contract 8.3).
+ * endsAt), a `cancelled` one holds nothing (docs/api.md, "Incidents").
  */
 export const incidents = sqliteTable(
   "incidents",
@@ -268,7 +268,7 @@ export const incidents = sqliteTable(
 );
 
 /**
- * Idempotency-Key records (contract 7): one per org and key, holding the first
+ * Idempotency-Key records (docs/api.md, "Retries: Idempotency-Key"): one per org and key, holding the first
  * response of the request that claimed it. `status` is null while that request
  * is still running; a claim older than 60 s without a status was abandoned.
  */
@@ -305,7 +305,7 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
- * The outbox (contract 9.1): one row per change, inserted by the change's own
+ * The outbox (docs/webhooks.md, "Events"): one row per change, inserted by the change's own
  * batch. `seq` is assigned by the database at insert, and D1 commits one
  * write at a time, so seq order is commit order (AUTOINCREMENT: never
  * reused, even once the newest rows are purged). `body` is the event JSON as
@@ -338,7 +338,7 @@ export const events = sqliteTable(
 
 export type EndpointStatus = "enabled" | "disabled";
 
-/** Webhook endpoints (contract 9.2); `events` is the JSON array of subscribed types. */
+/** Webhook endpoints (docs/operations.md, "Webhook endpoints"); `events` is the JSON array of subscribed types. */
 export const webhookEndpoints = sqliteTable(
   "webhook_endpoints",
   {
@@ -379,7 +379,7 @@ export const webhookSecrets = sqliteTable(
 
 export type DeliveryStatus = "delivered" | "retrying" | "failed";
 
-/** Every delivery attempt (contract 9.3), newest last by id; kept 30 days. */
+/** Every delivery attempt (docs/webhooks.md, "Retries"), newest last by id; kept 30 days. */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
