@@ -180,24 +180,32 @@ function peak(visits: Booking[], from: number): number {
 /**
  * Whether a technician is on duty for all of [start, end): inside one
  * interval of their weekly hours (or the org's) on the local date of `start`,
- * which is not a day off of theirs. A date's intervals are computed once per
- * roster (a scan asks about many starts of few dates).
+ * which is not a day off of theirs. A scan asks about many technicians at
+ * each start and many starts of few dates, so the roster keeps the last
+ * start's local date and each hours object's intervals per date.
  */
 export function dutyRoster(schedule: Schedule) {
-  const openings = new Map<string, SlotTimes[]>();
-  const openingsOf = (hours: WeeklyHours | null, date: number) => {
-    const key = `${hours === null ? "org" : JSON.stringify(hours)}/${date}`;
-    let found = openings.get(key);
+  const openings = new Map<WeeklyHours, Map<number, SlotTimes[]>>();
+  const openingsOf = (hours: WeeklyHours, date: number) => {
+    let byDate = openings.get(hours);
+    if (!byDate) openings.set(hours, (byDate = new Map()));
+    let found = byDate.get(date);
     if (!found) {
-      found = openingsOn({ ...schedule, closedDates: [], weeklyHours: hours ?? schedule.weeklyHours }, date);
-      openings.set(key, found);
+      found = openingsOn({ ...schedule, closedDates: [], weeklyHours: hours }, date);
+      byDate.set(date, found);
     }
     return found;
   };
+  let last = { start: Number.NaN, date: 0, day: "" };
   return (technician: Technician, start: number, end: number): boolean => {
-    const date = localDateOf(start, schedule.timeZone);
-    if (technician.daysOff.includes(dateString(date))) return false;
-    return openingsOf(technician.weeklyHours, date).some((o) => o.start <= start && end <= o.end);
+    if (start !== last.start) {
+      const date = localDateOf(start, schedule.timeZone);
+      last = { start, date, day: dateString(date) };
+    }
+    if (technician.daysOff.includes(last.day)) return false;
+    return openingsOf(technician.weeklyHours ?? schedule.weeklyHours, last.date).some(
+      (o) => o.start <= start && end <= o.end,
+    );
   };
 }
 
