@@ -18,7 +18,7 @@ import {
   type Technician,
 } from "../scheduling/visits";
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
-import type { ServiceOut, TechnicianOut } from "../schemas/services";
+import type { ServiceOut } from "../schemas/services";
 import { type Db, insertWhere } from "./client";
 import { recordEvent } from "./events";
 import { type IncidentRow, incidentView } from "./incidents";
@@ -78,8 +78,8 @@ export const serviceView = (s: Service): ServiceOut => ({
   active: s.active,
 });
 
-/** A technician as the CLI shows it. */
-export const technicianView = (t: Technician): TechnicianOut => ({
+/** A technician as the CLI shows it: its members in one order, whatever built it. */
+export const technicianView = (t: Technician): Technician => ({
   id: t.id,
   name: t.name,
   skills: t.skills,
@@ -178,6 +178,10 @@ const errorText = (error: unknown): string =>
     ? `${error.message} ${error.cause === undefined ? "" : errorText(error.cause)}`
     : String(error);
 
+/** The org (none: unknown) and all its services, in one round trip: what a service write checks. */
+const orgAndServices = (db: Db, orgId: string) =>
+  db.batch([orgQuery(db, orgId), db.select().from(services).where(eq(services.orgId, orgId))]);
+
 const sameName = (rows: ServiceRow[], name: string, except?: string) =>
   rows.find((row) => row.id !== except && row.nameLower === name.toLowerCase());
 
@@ -192,10 +196,7 @@ export async function addService(
   fields: ServiceFields,
   now = Date.now(),
 ): Promise<ServiceWrite | null> {
-  const [[org], rows] = await db.batch([
-    orgQuery(db, orgId),
-    db.select().from(services).where(eq(services.orgId, orgId)),
-  ]);
+  const [[org], rows] = await orgAndServices(db, orgId);
   if (!org) return null;
   const taken = sameName(rows, fields.name);
   if (taken) return { refused: "name_taken", by: taken.id };
@@ -238,10 +239,7 @@ export async function updateService(
   changes: ServiceChanges,
   now = Date.now(),
 ): Promise<ServiceWrite | null> {
-  const [[org], rows] = await db.batch([
-    orgQuery(db, orgId),
-    db.select().from(services).where(eq(services.orgId, orgId)),
-  ]);
+  const [[org], rows] = await orgAndServices(db, orgId);
   if (!org) return null;
   const row = rows.find((r) => r.id === id);
   if (!row) return { refused: "unknown_service" };
@@ -300,7 +298,7 @@ export async function addTechnician(
   orgId: string,
   fields: TechnicianFields,
   now = Date.now(),
-): Promise<TechnicianOut | null> {
+): Promise<Technician | null> {
   const technician: Technician = { ...fields, id: newId("tech", now) };
   const { meta } = await insertTechnician(db, orgId, technician, now);
   return meta.changes === 1 ? technicianView(technician) : null;
@@ -321,13 +319,13 @@ export async function importTechnicians(db: Db, orgId: string, fields: Technicia
 }
 
 /** Every technician of the org, inactive ones too, by id (the order they were added); null for an unknown org. */
-export async function listTechnicians(db: Db, orgId: string): Promise<TechnicianOut[] | null> {
+export async function listTechnicians(db: Db, orgId: string): Promise<Technician[] | null> {
   const [[org], rows] = await db.batch([orgQuery(db, orgId), catalogueQueries(db, orgId)[1]]);
   return org ? rows.map((row) => technicianView(technicianOf(row))) : null;
 }
 
 export type TechnicianUpdate =
-  | { technician: TechnicianOut; reassigned: string[] }
+  | { technician: Technician; reassigned: string[] }
   | { refused: "unknown_technician" }
   /** Future visits the change would strand (no --reassign), or that no other technician can take. */
   | { refused: "stranded" | "unplaced"; incidentIds: string[] }

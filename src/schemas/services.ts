@@ -1,9 +1,7 @@
-// Services (docs/api.md, "Services and technicians"): the listed resource, the
-// request fields that choose a visit's service and place, and the technician
-// as the admin CLI prints it.
+// Services (docs/api.md, "Services and technicians"): the listed resource and
+// the request fields that choose a visit's service and place.
 import * as z from "zod";
 import { once } from "../lib/once";
-import type { WeeklyHours } from "../scheduling/schedule";
 import { optionalText } from "./common";
 
 export const service = once(() =>
@@ -45,17 +43,6 @@ export const SERVICE_EXAMPLE: ServiceOut = {
   default: false,
   active: true,
 };
-
-/** A technician as the admin CLI prints it. */
-export interface TechnicianOut {
-  id: string;
-  name: string;
-  skills: string[];
-  postalCodes: string[];
-  weeklyHours: WeeklyHours | null;
-  daysOff: string[];
-  active: boolean;
-}
 
 /** The members that choose a visit's service and place (availability and booking). */
 export const visitFields = () => ({
