@@ -188,7 +188,10 @@ export function dutyRoster(schedule: Schedule) {
   const openings = new Map<WeeklyHours, Map<number, SlotTimes[]>>();
   const openingsOf = (hours: WeeklyHours, date: number) => {
     let byDate = openings.get(hours);
-    if (!byDate) openings.set(hours, (byDate = new Map()));
+    if (!byDate) {
+      byDate = new Map();
+      openings.set(hours, byDate);
+    }
     let found = byDate.get(date);
     if (!found) {
       found = openingsOn({ ...schedule, closedDates: [], weeklyHours: hours }, date);
