@@ -268,6 +268,43 @@ export const incidents = sqliteTable(
 );
 
 /**
+ * Places kept while a caller gives their details (docs/api.md, "Holding a
+ * slot"). A hold occupies [startsAt, occupiedUntil) of its technician (or of
+ * a crew) exactly as a scheduled visit does, while `expiresAt` is after the
+ * request's now: release and use set it to that now, so expiry is a
+ * condition of every query, never a job. `incidentId` is the booking that
+ * used it. The cron sweep deletes holds a day past their expiry.
+ */
+export const holds = sqliteTable(
+  "holds",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    startsAt: integer("starts_at").notNull(),
+    endsAt: integer("ends_at").notNull(),
+    occupiedUntil: integer("occupied_until").notNull(),
+    serviceId: text("service_id"),
+    technicianId: text("technician_id"),
+    // Normalised (docs/api.md, "Services and technicians"), as the assignment read it.
+    postalCode: text("postal_code"),
+    expiresAt: integer("expires_at").notNull(),
+    incidentId: text("incident_id"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    // The occupancy reads, as incidents_scheduled_org_starts_occupied (live ones filtered on expiry).
+    index("holds_org_starts").on(t.orgId, t.startsAt, t.occupiedUntil, t.technicianId, t.expiresAt),
+    // One technician's holds near an instant (the assignment's overlap test).
+    index("holds_org_technician_starts").on(t.orgId, t.technicianId, t.startsAt),
+    // The live holds of an org (the limit of 100), and the sweep across orgs.
+    index("holds_org_expires").on(t.orgId, t.expiresAt),
+    index("holds_expires").on(t.expiresAt),
+  ],
+);
+
+/**
  * Idempotency-Key records (docs/api.md, "Retries: Idempotency-Key"): one per org and key, holding the first
  * response of the request that claimed it. `status` is null while that request
  * is still running; a claim older than 60 s without a status was abandoned.
@@ -416,4 +453,4 @@ export const webhookReplays = sqliteTable("webhook_replays", {
 });
 
 /** The tables a write of the API changes: each change records an event and its key's answer (src/db/write.ts). */
-export type WritableTable = typeof leads | typeof contacts | typeof incidents;
+export type WritableTable = typeof leads | typeof contacts | typeof incidents | typeof holds;

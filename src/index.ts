@@ -1,6 +1,7 @@
 import app from "./app";
 import { createDb } from "./db/client";
 import { purgeEvents } from "./db/events";
+import { sweepHolds } from "./db/holds";
 import { purgeExpiredKeys } from "./db/idempotency";
 import { purgeWebhooks } from "./db/webhooks";
 import type { Bindings } from "./env";
@@ -13,7 +14,8 @@ import { SWEEP_CRON, sweep } from "./webhooks/sweep";
 export default {
   fetch: app.fetch,
   // Requests never depend on the purges: an expired Idempotency-Key record is
-  // treated as absent whether or not it was purged yet.
+  // treated as absent whether or not it was purged yet, an expired hold as
+  // lapsed whether or not it was deleted.
   scheduled(controller, env, ctx) {
     const db = createDb(env.DB);
     const now = controller.scheduledTime;
@@ -21,7 +23,9 @@ export default {
       ctx.waitUntil(sweep(env, db, now));
       return;
     }
-    ctx.waitUntil(Promise.all([purgeExpiredKeys(db, now), purgeEvents(db, now), purgeWebhooks(db, now)]));
+    ctx.waitUntil(
+      Promise.all([purgeExpiredKeys(db, now), purgeEvents(db, now), purgeWebhooks(db, now), sweepHolds(db, now)]),
+    );
   },
   queue: (batch, env) => deliverBatch(batch, env),
 } satisfies ExportedHandler<Bindings, DeliveryMessage>;

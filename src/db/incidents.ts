@@ -1,76 +1,20 @@
-import { and, count, eq, gt, gte, lt, ne, type SQL, sql } from "drizzle-orm";
-import { accounts, type IncidentStatus, incidents, orgs, technicians } from "../../drizzle/schema";
+import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import { accounts, type IncidentStatus, incidents } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { arrivalWindowView, type Booking, type SlotTimes, timesView } from "../scheduling/slots";
-import type { Plan, Technician } from "../scheduling/visits";
-import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
+import { arrivalWindowView, timesView } from "../scheduling/slots";
 import type { Incident } from "../schemas/incidents";
 import { type CursorPosition, type Db, inColumnOrder, insertWhere } from "./client";
+import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
+import { assignee, type Placement, placesLeft, roomFor } from "./occupancy";
+
+export type { Placement };
+
 import type { Org } from "./orgs";
 import { commitWrite } from "./write";
 
 export type IncidentRow = typeof incidents.$inferSelect;
-
-/** Written as a literal, not a parameter, so that the planner may use the partial index of scheduled incidents. */
-const isScheduled = sql`${incidents.status} = 'scheduled'`;
-
-/**
- * The longest span a visit of the org occupies, in ms: the cached value for
- * reads; read in the statement itself for a conditional write, so that a
- * service lengthened a moment ago is never missed.
- */
-const longestSpan = (org: Org, fresh: boolean): SQL | number =>
-  fresh ? sql`((SELECT ${orgs.maxSlotMinutes} FROM ${orgs} WHERE ${eq(orgs.id, org.id)}) * 60000)` : org.maxBookingMs;
-
-/**
- * The visits of `org` occupying some instant of [start, end): scheduled
- * incidents whose occupied span (start to end plus buffer) overlaps it. Such a
- * visit starts in (start - longest span, end), so the condition reads one
- * range of the partial (org_id, starts_at, occupied_until, technician_id)
- * index of scheduled incidents. Availability, booking, rescheduling and the
- * places left all count with this one condition.
- */
-export function holding(org: Org, range: SlotTimes, fresh = false): SQL {
-  return and(
-    eq(incidents.orgId, org.id),
-    isScheduled,
-    fresh
-      ? sql`${incidents.startsAt} > ${range.start} - ${longestSpan(org, true)}`
-      : gt(incidents.startsAt, range.start - org.maxBookingMs),
-    lt(incidents.startsAt, range.end),
-    gt(incidents.occupiedUntil, range.start),
-  )!;
-}
-
-/**
- * Visits occupying any of `ranges`, sorted by start, in one round trip, as
- * one entry per distinct (start, occupied end, technician) with its count: a
- * full crew slot comes back as one row, not one per visit, read from the
- * covering index alone.
- */
-export async function bookingsOverlapping(db: Db, org: Org, ranges: SlotTimes[]): Promise<Booking[]> {
-  const [first, ...rest] = ranges.map((range) =>
-    db
-      .select({
-        startsAt: incidents.startsAt,
-        endsAt: incidents.occupiedUntil,
-        technicianId: incidents.technicianId,
-        count: count(),
-      })
-      .from(incidents)
-      .where(holding(org, range))
-      // In the index's order already; sorted below after merging the ranges.
-      .groupBy(incidents.startsAt, incidents.occupiedUntil, incidents.technicianId),
-  );
-  if (!first) return [];
-  const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
-  // A group matches a range whole or not at all (the condition is on its own
-  // columns only), so ranges that overlap return identical groups.
-  const byKey = new Map(results.flat().map((g) => [`${g.startsAt}/${g.endsAt}/${g.technicianId}`, g]));
-  return [...byKey.values()].sort((a, b) => a.startsAt - b.startsAt);
-}
 
 /** The incident as the API shows it (docs/api.md, "Incidents"): its appointment in the org's zone. */
 export function incidentView(row: IncidentRow, timeZone: string): Incident {
@@ -98,109 +42,6 @@ export function incidentView(row: IncidentRow, timeZone: string): Incident {
 
 const MINUTE = 60_000;
 
-/** Where a visit goes: its times, and who may take it (null in crew mode). */
-export interface Placement {
-  plan: Plan;
-  /** [start, end) of the visit, a start the caller has assessed bookable. */
-  slot: SlotTimes;
-  /** The eligible technicians on duty for it (onDutyFor), by id; null in crew mode. */
-  candidates: Technician[] | null;
-}
-
-const spanOf = ({ plan, slot }: Placement): SlotTimes => ({ start: slot.start, end: slot.end + plan.visit.bufferMs });
-
-/** Only other incidents than `except` (the one being moved). */
-const other = (except: string | undefined) => (except === undefined ? undefined : ne(incidents.id, except));
-
-/**
- * Crew mode: the most visits occupying one instant of `span`, in SQL. The
- * count rises only where a visit starts, so it is counted at the span's start
- * and at each start inside it.
- */
-function peakIn(org: Org, span: SlotTimes, except?: string): SQL {
-  const starts = sql`SELECT ${span.start} AS at UNION SELECT ${incidents.startsAt} FROM ${incidents} WHERE ${and(
-    eq(incidents.orgId, org.id),
-    isScheduled,
-    gt(incidents.startsAt, span.start),
-    lt(incidents.startsAt, span.end),
-    other(except),
-  )}`;
-  const at = sql.raw("p.at");
-  const occupyingAt = sql`(SELECT count(*) FROM ${incidents} WHERE ${and(
-    eq(incidents.orgId, org.id),
-    isScheduled,
-    sql`${incidents.startsAt} > ${at} - ${longestSpan(org, true)}`,
-    sql`${incidents.startsAt} <= ${at}`,
-    sql`${incidents.occupiedUntil} > ${at}`,
-    other(except),
-  )})`;
-  return sql`(SELECT coalesce(max(${occupyingAt}), 0) FROM (${starts}) AS p)`;
-}
-
-/**
- * One technician's visits, by the (org, technician, start) index: a few rows
- * each, where the window's index would read every technician's visits.
- */
-const ofTechnician = sql`${incidents} INDEXED BY incidents_org_technician_starts`;
-
-/**
- * Technician mode: the technician a visit is assigned, in SQL (NULL when
- * none): of the candidates, one still active, qualified, covering the place
- * and not off that day (the catalogue read may be seconds old), with no visit
- * occupying the span; `keep` first, then the fewest visits starting that
- * local day, then by id.
- */
-function assignee(org: Org, placement: Placement, { keep, except }: { keep?: string | null; except?: string }): SQL {
-  const { plan, slot, candidates } = placement;
-  const span = spanOf(placement);
-  const ids = (candidates ?? []).map((t) => t.id);
-  const date = localDateOf(slot.start, plan.schedule.timeZone);
-  const day = {
-    start: localToInstant(date, 0, plan.schedule.timeZone),
-    end: localToInstant(date + 1, 0, plan.schedule.timeZone),
-  };
-  const own = and(eq(incidents.orgId, org.id), isScheduled, eq(incidents.technicianId, technicians.id), other(except));
-  const busy = sql`EXISTS (SELECT 1 FROM ${ofTechnician} WHERE ${and(own, holding(org, span, true))})`;
-  const load = sql`(SELECT count(*) FROM ${ofTechnician} WHERE ${and(own, gte(incidents.startsAt, day.start), lt(incidents.startsAt, day.end))})`;
-  const skills = sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify(plan.visit.skills)}) AS k WHERE k.value NOT IN (SELECT value FROM json_each(${technicians.skills})))`;
-  const place =
-    plan.postalCode === null
-      ? undefined
-      : sql`(json_array_length(${technicians.postalCodes}) = 0 OR EXISTS (SELECT 1 FROM json_each(${technicians.postalCodes}) AS z WHERE substr(${plan.postalCode}, 1, length(z.value)) = z.value))`;
-  const dayOff = sql`EXISTS (SELECT 1 FROM json_each(${technicians.daysOff}) AS d WHERE d.value = ${dateString(date)})`;
-  const chosen = techniciansWhere(org, ids, [sql`NOT ${busy}`, skills, place, sql`NOT ${dayOff}`]);
-  const first = keep ? sql`${technicians.id} = ${keep} DESC, ` : sql``;
-  return sql`(${chosen} ORDER BY ${first}${load}, ${technicians.id} LIMIT 1)`;
-}
-
-/**
- * The org's active technicians among `ids` meeting `conditions`. The ids go
- * as one JSON parameter: D1 binds at most 100 to a statement, and an org may
- * have more technicians than that.
- */
-function techniciansWhere(org: Org, ids: string[], conditions: (SQL | undefined)[]): SQL {
-  const listed = sql`${technicians.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
-  return sql`SELECT ${technicians.id} FROM ${technicians} WHERE ${and(
-    eq(technicians.orgId, org.id),
-    eq(technicians.active, true),
-    listed,
-    ...conditions,
-  )}`;
-}
-
-/**
- * The places left for the visit once written, in SQL: crews free for its
- * whole span, or candidates still free (for create-incident's `remaining`).
- */
-function placesLeft(org: Org, placement: Placement): SQL {
-  const span = spanOf(placement);
-  if (placement.candidates === null) return sql`max(0, ${org.schedule.capacity} - ${peakIn(org, span)})`;
-  const ids = placement.candidates.map((t) => t.id);
-  const own = and(eq(incidents.orgId, org.id), isScheduled, eq(incidents.technicianId, technicians.id));
-  const busy = sql`EXISTS (SELECT 1 FROM ${ofTechnician} WHERE ${and(own, holding(org, span, true))})`;
-  return sql`(SELECT count(*) FROM (${techniciansWhere(org, ids, [sql`NOT ${busy}`])}))`;
-}
-
 export interface NewIncident {
   clientName: string;
   insectName: string;
@@ -214,27 +55,37 @@ export interface NewIncident {
 export interface BookingRequest {
   org: Org;
   placement: Placement;
+  /** Whether the worker found the visit bookable (assessVisit, someone on duty); else only a live hold books it. Default true. */
+  open?: boolean;
   incident: NewIncident;
   now: number;
+  /** The hold the caller names (holdId): used if live and for this visit. */
+  holdId?: string;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
   held?: HeldKey;
 }
 
+export type Booked = { written: Written } | { written?: undefined; hold?: HoldRow };
+
 /**
- * Books a new incident's visit in one round trip; its JSON, or null when there
- * was no place. One statement decides and writes: in crew mode the row is
- * inserted only while fewer than `capacity` visits occupy each instant of its
- * span; in technician mode it is inserted with the technician assignee()
- * picks, and only if there is one. D1 runs statements one at a time, so N
+ * Books a new incident's visit in one round trip: its JSON or, when it was
+ * not booked, the named hold as it was. One statement decides and writes: in
+ * crew mode the row is inserted only while fewer than `capacity` visits and
+ * holds occupy each instant of its span; in technician mode it is inserted
+ * with the technician assignee() picks, and only if there is one; on a live
+ * hold for this visit, in its place (and with its technician), unconditionally,
+ * the hold used up in the same batch. D1 runs statements one at a time, so N
  * racing requests for r places yield exactly min(N, r) bookings, never two
- * overlapping visits of one technician. The account is linked in the same
- * statement when exactly one account has the name. What only the batch knows
- * (account, technician, places left) SQL sets into the JSON (json_set); with
- * a held Idempotency-Key that same text is what the batch records.
+ * overlapping visits of one technician, and a hold's place is never lost. The
+ * account is linked in the same statement when exactly one account has the
+ * name. What only the batch knows (account, technician, places left, whether
+ * the hold was used) SQL sets into the JSON (json_set); with a held
+ * Idempotency-Key that same text is what the batch records.
  */
-export async function bookSlot(db: Db, request: BookingRequest): Promise<Written | null> {
-  const { org, placement, incident, now, held } = request;
+export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked> {
+  const { org, placement, open = true, incident, now, holdId, held } = request;
   const { plan, slot } = placement;
+  const census = { org, now };
   const id = newId("inc", now);
   const accountOf = sql`(SELECT CASE WHEN count(*) = 1 THEN min(${accounts.id}) END FROM ${accounts}
     WHERE ${and(eq(accounts.orgId, org.id), eq(accounts.nameLower, incident.clientName.toLowerCase()))})`;
@@ -251,29 +102,29 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Written
     createdAt: now,
     updatedAt: now,
   });
-  const crew = placement.candidates === null;
-  const technician = crew ? null : assignee(org, placement, {});
-  const condition = technician
-    ? sql`${technician} IS NOT NULL`
-    : sql`${peakIn(org, spanOf(placement))} < ${org.schedule.capacity}`;
+  const assigned = placement.candidates === null ? null : assignee(census, placement);
+  const room = open ? roomFor(census, placement, assigned) : sql`0`;
+  const hold = holdId === undefined ? undefined : claimOfHold(db, org, holdId, placement, now);
+  const condition = hold ? sql`(${hold.matches} OR (${hold.lapsed} AND ${room}))` : room;
+  const technician = hold ? sql`CASE WHEN ${hold.matches} THEN ${hold.technician} ELSE ${assigned} END` : assigned;
   const insert = insertWhere(db, incidents, { ...row, accountId: accountOf, technicianId: technician }, condition);
 
   const stored = (column: typeof incidents.accountId | typeof incidents.technicianId) =>
     sql`(SELECT ${column} FROM ${incidents} WHERE ${eq(incidents.id, id)})`;
   const view = sql`json_set(${JSON.stringify(incidentView(row, org.schedule.timeZone))},
     '$.accountId', ${stored(incidents.accountId)}, '$.technicianId', ${stored(incidents.technicianId)})`;
-  const body = sql`json_set(${view}, '$.appointment.remaining', ${placesLeft(org, placement)})`;
+  const remaining = sql`json_set(${view}, '$.appointment.remaining', ${placesLeft(census, placement)})`;
   // The event's data is the incident resource, which has no `remaining`.
-  const { applied, written } = await commitWrite(db, {
+  const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
     now,
     held,
     row: { table: incidents, id },
-    statements: { inserted: insert },
+    statements: hold ? { hold: hold.read, inserted: insert, used: hold.use(id) } : { inserted: insert },
     event: { type: "incident.created", data: view },
-    body,
+    body: hold ? sql`json_set(${remaining}, '$.holdExpired', ${hold.expired(id)})` : remaining,
   });
-  return applied ? written : null;
+  return applied ? { written } : { hold: (results as { hold?: HoldRow[] }).hold?.[0] };
 }
 
 export async function getIncident(db: Db, orgId: string, id: string): Promise<IncidentRow | undefined> {
@@ -312,13 +163,9 @@ export async function changeIncident(
   { org, seen, changed, move, held }: IncidentChange,
 ): Promise<{ written: Written } | { written?: undefined; current: IncidentRow | undefined }> {
   const { status, startsAt, endsAt, occupiedUntil, updatedAt, cancelledAt, cancelReason } = changed;
-  const technician =
-    move && move.candidates !== null ? assignee(org, move, { keep: seen.technicianId, except: seen.id }) : undefined;
-  const room = !move
-    ? undefined
-    : technician
-      ? sql`${technician} IS NOT NULL`
-      : sql`${peakIn(org, spanOf(move), seen.id)} < ${org.schedule.capacity}`;
+  const census = { org, now: updatedAt, except: seen.id };
+  const technician = move && move.candidates !== null ? assignee(census, move, seen.technicianId) : undefined;
+  const room = move && roomFor(census, move, technician ?? null);
   const update = db
     .update(incidents)
     .set({

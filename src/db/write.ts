@@ -20,7 +20,8 @@ export interface Write<S extends Statements> {
   row: { table: WritableTable; id: string; state?: SQL };
   /** The change and any reads after it, by name, in the order they run. */
   statements: S;
-  event: { type: EventType; data: string | SQL; previous?: object | SQL };
+  /** Its event; none for a write the API does not publish (a hold). */
+  event?: { type: EventType; data: string | SQL; previous?: object | SQL };
   /** The 200 JSON answer: text, or SQL when only the batch knows some of it. */
   body: string | SQL;
 }
@@ -34,30 +35,39 @@ export interface Committed<S extends Statements> {
 }
 
 /**
- * Runs a write's statements, then its event (recorded only if the row is in
+ * Runs a write's statements, then its event if it has one (recorded only if the row is in
  * its state), then the record of its answer for the held key (only likewise),
  * in one batch. An answer computed in SQL comes back from that record, or
  * from a read of the row when nothing records it.
  */
 export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
   const { orgId, now, held, row, statements, event, body } = write;
-  const withEvent = recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event });
+  const withEvent =
+    event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event });
+  // Without an event, a read of the row in its state tells whether the change applied.
+  const check = withEvent
+    ? [withEvent.insert, withEvent.endpoints]
+    : [
+        db
+          .select({ id: row.table.id })
+          .from(row.table)
+          .where(and(eq(row.table.orgId, orgId), eq(row.table.id, row.id), row.state)),
+      ];
   const answer = held
     ? recordWithWrite(db, { held, table: row.table, id: row.id, body, state: row.state })
     : typeof body === "string"
       ? undefined
       : bodyOf(db, orgId, row, body);
   const names = Object.keys(statements);
-  const results = (await writeBatch(db, held, [
-    ...Object.values(statements),
-    withEvent.insert,
-    withEvent.endpoints,
-    ...(answer ? [answer] : []),
-  ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
+  const results = (await writeBatch(db, held, [...Object.values(statements), ...check, ...(answer ? [answer] : [])] as [
+    BatchItem<"sqlite">,
+    ...BatchItem<"sqlite">[],
+  ])) as unknown[];
   // The event is inserted exactly when the row is in its state: when the change applied.
-  const applied = (results[names.length] as D1Result).meta.changes === 1;
-  const endpoints = results[names.length + 1] as { id: string }[];
-  const [answered] = (answer ? results[names.length + 2] : []) as { body: string | null }[];
+  const applied = withEvent
+    ? (results[names.length] as D1Result).meta.changes === 1
+    : (results[names.length] as unknown[]).length === 1;
+  const [answered] = (answer ? results[names.length + check.length] : []) as { body: string | null }[];
   let text = typeof body === "string" ? body : answered?.body;
   // Applied but not recorded: the claim was an earlier batch's and had lapsed (taken over after 60 s).
   if (applied && text == null && typeof body !== "string")
@@ -68,7 +78,7 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
     written: {
       body: text ?? "",
       recorded: held !== undefined && answered?.body != null,
-      event: withEvent.recorded(endpoints),
+      event: withEvent?.recorded(results[names.length + 1] as { id: string }[]),
     },
   };
 }

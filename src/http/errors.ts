@@ -44,6 +44,11 @@ export const PROBLEMS = {
     title: "Slot unavailable",
     description: "the slot cannot be booked; nothing stored; see reason and alternatives",
   },
+  hold_limit_reached: {
+    status: 409,
+    title: "Too many live holds",
+    description: "the organisation has 100 live holds; release one or let it expire, then retry",
+  },
   incident_not_changeable: {
     status: 409,
     title: "Incident cannot be changed",

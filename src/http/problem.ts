@@ -56,10 +56,14 @@ export const keyInProgress = () =>
   });
 
 /** 409 slot_unavailable with `reason` and `alternatives` (docs/api.md, "Book"): nothing was stored. */
-export const slotUnavailable = (reason: string, alternatives: object[]) =>
+export const slotUnavailable = (reason: string, alternatives: object[], extra: { holdExpired?: true } = {}) =>
   new ApiError("slot_unavailable", "The slot at dateTime cannot be booked; see reason and alternatives", {
-    members: { reason, alternatives },
+    members: { reason, alternatives, ...extra },
   });
+
+/** 409 hold_limit_reached (docs/api.md, "Holding a slot"): 100 live holds already. */
+export const holdLimitReached = () =>
+  new ApiError("hold_limit_reached", "Your organisation has 100 live holds; release one (or let one expire) and retry");
 
 /** The app's onError: known errors keep their shape, the rest become a bare 500. */
 export function renderError(err: Error, c: Context<AppEnv>): Response {

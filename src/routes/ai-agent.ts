@@ -2,9 +2,10 @@
 // while a customer waits. Every answer is computed from the org's schedule and
 // the bookings of the scanned window, at the request's `now`.
 import { findCaller } from "../db/callers";
+import { type HoldRow, holdPlace, liveHolds, MAX_LIVE_HOLDS, releaseHold } from "../db/holds";
 import { bookSlot } from "../db/incidents";
 import { defineOperation } from "../http/operation";
-import { slotUnavailable } from "../http/problem";
+import { holdLimitReached, slotUnavailable, validationFailed } from "../http/problem";
 import { e164OrFail, planOrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
 import { toIso } from "../lib/datetime";
@@ -20,6 +21,7 @@ import {
   createIncidentBody,
   findCallerBody,
 } from "../schemas/ai-agent";
+import { heldSlot, holdSlotBody, releasedHold, releaseHoldBody } from "../schemas/holds";
 import { bookedIncident, INCIDENT_EXAMPLE } from "../schemas/incidents";
 import { alternativesAfter, scanBookable } from "../services/availability";
 
@@ -149,24 +151,96 @@ export const aiAgentOperations = [
     response: bookedIncident,
     responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
     errors: ["slot_unavailable"],
-    handler: async (c, { body: { dateTime, phone, serviceId, ...details } }) => {
+    handler: async (c, { body: { dateTime, phone, serviceId, holdId, ...details } }) => {
       const { db, org, heldKey } = c.var;
       const incident = { ...details, phone: phone === null ? null : e164OrFail(phone, org.country) };
       const plan = planOrFail(org, { serviceId, insectName: details.insectName, postalCode: details.postalCode });
       const now = Date.now();
       const { slot, reason } = assessVisit(plan, now, dateTime);
-      const placement = slot && {
-        plan,
-        slot: { start: slot.start, end: slot.end },
-        candidates: onDutyFor(plan, slot.start),
-      };
+      const candidates = slot && onDutyFor(plan, slot.start);
+      const open = reason === null && candidates?.length !== 0;
+      // A live hold for this visit books it whatever the worker thinks of the start now.
       const booked =
-        reason === null && placement && placement.candidates?.length !== 0
-          ? await bookSlot(db, { org, placement, incident, now, held: heldKey })
-          : null;
-      if (booked === null)
-        throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
-      return writtenResponse(c, booked);
+        open || holdId !== null
+          ? await bookSlot(db, {
+              org,
+              placement: { plan, slot: slot ?? { start: dateTime, end: dateTime + plan.visit.durationMs }, candidates },
+              open,
+              incident,
+              now,
+              holdId: holdId ?? undefined,
+              held: heldKey,
+            })
+          : {};
+      if (booked.written) return writtenResponse(c, booked.written);
+      if (holdId !== null) refuseHold(holdId, booked.hold, now);
+      const alternatives = await alternativesAfter(db, org, plan, now, dateTime);
+      throw slotUnavailable(reason ?? "fully_booked", alternatives, holdId === null ? {} : { holdExpired: true });
+    },
+  }),
+  defineOperation({
+    operationId: "holdSlot",
+    tool: "hold_slot",
+    method: "post",
+    path: "/api/v1/ai-agent/hold-slot",
+    tag: "ai-agent",
+    effect: "create",
+    summary: "Hold a slot while the caller gives their details",
+    description:
+      "Keeps the place of the visit that starts at `dateTime` for `holdMinutes` (1–15, default 5): until it expires, is released or is used by create-incident's `holdId`, it is counted by every availability answer, booking and reschedule, and the booking that names it cannot lose it. In technician mode the technician is chosen (and held) as a booking would be. If the start is not bookable: 409 `slot_unavailable` with `reason` and `alternatives`. At most 100 live holds per organisation (409 `hold_limit_reached`).",
+    body: holdSlotBody,
+    example: { dateTime: "2026-11-24T13:00:00Z", insectName: "termites", postalCode: "11201" },
+    response: heldSlot,
+    responseExample: {
+      holdId: "hold_01m81r170vt72z173z69cgy8ce",
+      expiresAt: "2026-11-23T14:05:00.000Z",
+      slot: {
+        start: "2026-11-24T13:00:00.000Z",
+        end: "2026-11-24T14:00:00.000Z",
+        localStart: "2026-11-24T08:00:00-05:00",
+        localEnd: "2026-11-24T09:00:00-05:00",
+        remaining: 0,
+        serviceId: null,
+        arrivalWindow: null,
+      },
+      technicianId: null,
+    },
+    errors: ["slot_unavailable", "hold_limit_reached"],
+    handler: async (c, { body: { dateTime, holdMinutes, ...visit } }) => {
+      const { db, org, heldKey } = c.var;
+      const plan = planOrFail(org, visit);
+      const now = Date.now();
+      const { slot, reason } = assessVisit(plan, now, dateTime);
+      const candidates = slot && onDutyFor(plan, slot.start);
+      let live: number;
+      if (reason === null && slot && candidates?.length !== 0) {
+        const placement = { plan, slot, candidates };
+        const held = await holdPlace(db, { org, placement, minutes: holdMinutes, now, held: heldKey });
+        if (held.written) return writtenResponse(c, held.written);
+        live = held.live;
+      } else live = await liveHolds(db, org, now);
+      if (live >= MAX_LIVE_HOLDS) throw holdLimitReached();
+      throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
+    },
+  }),
+  defineOperation({
+    operationId: "releaseHold",
+    tool: "release_hold",
+    method: "post",
+    path: "/api/v1/ai-agent/release-hold",
+    tag: "ai-agent",
+    effect: "change",
+    summary: "Release a hold",
+    description:
+      "Gives a held place back (the caller chose another time, or hung up). Releasing a hold that has expired, been released or been used is also 200 and frees nothing a booking took, so retries are safe.",
+    body: releaseHoldBody,
+    example: { holdId: "hold_01m81r170vt72z173z69cgy8ce" },
+    response: releasedHold,
+    responseExample: { holdId: "hold_01m81r170vt72z173z69cgy8ce", released: true },
+    handler: async (c, { body: { holdId } }) => {
+      const { db, org } = c.var;
+      if (!(await releaseHold(db, org, holdId, Date.now()))) throw validationFailed([unknownHold()]);
+      return c.json({ holdId, released: true as const }, 200);
     },
   }),
   defineOperation({
@@ -195,3 +269,23 @@ export const aiAgentOperations = [
     },
   }),
 ];
+
+const unknownHold = () => ({ path: "holdId", code: "not_found", message: "no hold with this id in your organisation" });
+
+/**
+ * Why a booking naming a hold was refused, when the hold is the reason:
+ * unknown to the org, or live but for another visit (it stays live). A
+ * lapsed hold is not a reason: the booking went as if it were not named.
+ */
+function refuseHold(holdId: string, hold: HoldRow | undefined, now: number) {
+  if (!hold) throw validationFailed([unknownHold()]);
+  if (hold.expiresAt > now) {
+    throw validationFailed([
+      {
+        path: "holdId",
+        code: "hold_mismatch",
+        message: `hold ${holdId} is for another visit: the one starting ${toIso(hold.startsAt)} (service ${hold.serviceId ?? "none"}${hold.technicianId ? `, postal code ${hold.postalCode ?? "none"}` : ""}); book that start, or release it and hold this one`,
+      },
+    ]);
+  }
+}

@@ -3,6 +3,7 @@ import { once } from "../lib/once";
 import { account } from "./accounts";
 import { dateTime, isoOut, LIMITS, optionalText, problem, requiredText } from "./common";
 import { contact } from "./contacts";
+import { holdIdField } from "./holds";
 import { incident } from "./incidents";
 import { visitFields } from "./services";
 import { reason, slot } from "./slots";
@@ -44,6 +45,7 @@ export const createIncidentBody = once(() =>
     }),
     notes: optionalText(LIMITS.notes).meta({ description: "Address, gate code, what the caller saw" }),
     ...visitFields(),
+    holdId: holdIdField(),
   }),
 );
 
@@ -87,6 +89,10 @@ export const caller = once(() =>
 
 export const slotUnavailable = once(() =>
   problem()
-    .extend({ reason: reason(), alternatives: z.array(slot()) })
+    .extend({
+      reason: reason(),
+      alternatives: z.array(slot()),
+      holdExpired: z.literal(true).optional().meta({ description: "Present when the holdId sent had lapsed" }),
+    })
     .meta({ id: "SlotUnavailableProblem" }),
 );

@@ -85,7 +85,13 @@ export type Incident = z.output<ReturnType<typeof incident>>;
 /** create-incident's answer: the incident, its appointment with the places left. */
 export const bookedIncident = once(() =>
   z
-    .object({ ...incidentFields(), appointment: appointment().extend({ remaining: slot().shape.remaining }) })
+    .object({
+      ...incidentFields(),
+      appointment: appointment().extend({ remaining: slot().shape.remaining }),
+      holdExpired: z.boolean().optional().meta({
+        description: "With a holdId only: true when the hold had lapsed and the visit was booked without it",
+      }),
+    })
     .meta({ id: "BookedIncident", description: "The incident; its appointment also carries `remaining`" }),
 );
 

@@ -4,7 +4,7 @@
 // it short. So a call costs what it scans, not what the org has booked ever.
 
 import type { Db } from "../db/client";
-import { bookingsOverlapping } from "../db/incidents";
+import { bookingsOverlapping } from "../db/occupancy";
 import type { Org } from "../db/orgs";
 import { type Booking, bookableWindow, candidateSlots, type Slot, type SlotTimes, slotView } from "../scheduling/slots";
 import { findBookable, fleetFor, type Plan } from "../scheduling/visits";
@@ -34,7 +34,7 @@ export async function scanBookable(
   // No technician could ever take it (out of area, unqualified): nothing to scan.
   const fleet = fleetFor(plan.technicians, plan.visit.skills, plan.postalCode);
   if (!fleet.crew && fleet.reason)
-    return { slots: [], covered: alsoCover.length > 0 ? await bookingsOverlapping(db, org, alsoCover) : [] };
+    return { slots: [], covered: alsoCover.length > 0 ? await bookingsOverlapping(db, { org, now }, alsoCover) : [] };
   const spanMs = plan.visit.durationMs + plan.visit.bufferMs;
   const horizon = bookableWindow(schedule, now);
   let cursor = Math.max(from, horizon.from);
@@ -51,7 +51,11 @@ export async function scanBookable(
     // Every visit occupying some instant of the spans of these starts.
     const window = candidates[0] && last ? [{ start: candidates[0].start, end: last.start + spanMs }] : [];
     // The alsoCover ranges ride along in the first round trip.
-    const bookings = await bookingsOverlapping(db, org, covered === undefined ? [...window, ...alsoCover] : window);
+    const bookings = await bookingsOverlapping(
+      db,
+      { org, now },
+      covered === undefined ? [...window, ...alsoCover] : window,
+    );
     covered ??= bookings;
     slots.push(
       ...findBookable({

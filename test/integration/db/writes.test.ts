@@ -8,8 +8,9 @@ import { getAccount, insertAccounts } from "../../../src/db/accounts";
 import { findActiveKey, orgOfKey } from "../../../src/db/api-keys";
 import { createContact, listContacts } from "../../../src/db/contacts";
 import { type HeldKey, KeyTaken, recordOutcome, releaseKey } from "../../../src/db/idempotency";
-import { bookingsOverlapping, bookSlot } from "../../../src/db/incidents";
+import { bookSlot } from "../../../src/db/incidents";
 import { createLead } from "../../../src/db/leads";
+import { bookingsOverlapping } from "../../../src/db/occupancy";
 import type { Org } from "../../../src/db/orgs";
 import { hashApiKey } from "../../../src/lib/api-keys";
 import type { SlotTimes } from "../../../src/scheduling/slots";
@@ -118,20 +119,20 @@ describe("bookings", () => {
     const org = await orgOf(t);
     const slot = { start: daysAhead(2, 10), end: daysAhead(2, 11) };
     const now = Date.now();
-    const first = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now }))!.body);
+    const first = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).written!.body);
     expect(first).toMatchObject({ accountId: account.id, dateTime: new Date(slot.start).toISOString() });
     expect(first.appointment).toMatchObject({ start: new Date(slot.start).toISOString(), remaining: 1 });
-    const second = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now }))!.body);
+    const second = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).written!.body);
     expect(second.appointment.remaining).toBe(0);
-    expect(await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).toBeNull();
+    expect((await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).written).toBeUndefined();
     // An overlapping range sees the two bookings as one group.
-    expect(await bookingsOverlapping(db(), org, [{ start: slot.start - HOUR, end: slot.end + DAY }])).toEqual([
+    expect(await bookingsOverlapping(db(), { org, now }, [{ start: slot.start - HOUR, end: slot.end + DAY }])).toEqual([
       { startsAt: slot.start, endsAt: slot.end, technicianId: null, count: 2 },
     ]);
     await addAccount(t, "acme");
     const ambiguous = JSON.parse(
-      (await bookSlot(db(), { org, placement: crew(org, { start: slot.end, end: slot.end + HOUR }), incident, now }))!
-        .body,
+      (await bookSlot(db(), { org, placement: crew(org, { start: slot.end, end: slot.end + HOUR }), incident, now }))
+        .written!.body,
     );
     expect(ambiguous.accountId).toBeNull();
   });
@@ -141,13 +142,15 @@ describe("bookings", () => {
     const org = await orgOf(t);
     const key = held(t);
     const slot = { start: daysAhead(3, 9), end: daysAhead(3, 10) };
-    const booked = (await bookSlot(db(), {
-      org,
-      placement: crew(org, slot),
-      incident: { clientName: 'Quote "me" \\ ☃', insectName: "x", phone: null, notes: null, postalCode: null },
-      now: Date.now(),
-      held: key,
-    }))!;
+    const booked = (
+      await bookSlot(db(), {
+        org,
+        placement: crew(org, slot),
+        incident: { clientName: 'Quote "me" \\ ☃', insectName: "x", phone: null, notes: null, postalCode: null },
+        now: Date.now(),
+        held: key,
+      })
+    ).written!;
     expect(booked.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, contentType: "application/json", body: booked.body });
     expect(JSON.parse(booked.body)).toMatchObject({ clientName: 'Quote "me" \\ ☃', appointment: { remaining: 2 } });
@@ -186,7 +189,8 @@ describe("bookings", () => {
     expect(key.claimed).toBe(true);
     await db().update(idempotencyKeys).set({ status: 200, body: "{}" }).where(eq(idempotencyKeys.key, key.key));
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
-    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))!;
+    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))
+      .written!;
     expect(booked.recorded).toBe(false);
     expect(JSON.parse(booked.body).appointment.remaining).toBe(0);
     expect((await recordOf(key))?.body).toBe("{}");
@@ -202,7 +206,8 @@ describe("bookings", () => {
     });
     const key = held(t, old.key);
     const slot = { start: daysAhead(5, 9), end: daysAhead(5, 10) };
-    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))!;
+    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))
+      .written!;
     expect(booked.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: booked.body, claimedAt: key.claimedAt });
   });

@@ -20,6 +20,7 @@ import { addAccount, db, openTenant, type Tenant } from "../../support/tenants";
 import { slotAt, slotIn } from "../../support/time";
 
 const TENANT_TABLES = [
+  "holds",
   "orgs",
   "api_keys",
   "accounts",

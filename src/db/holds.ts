@@ -1,0 +1,153 @@
+// Holds (docs/api.md, "Holding a slot"): a place kept for a caller while they
+// give their details. A hold is written, used and released by one statement
+// each; while live it occupies its place as a visit does (occupancy.ts).
+import { and, count, eq, gt, lt, lte, type SQL, sql } from "drizzle-orm";
+import { holds, incidents } from "../../drizzle/schema";
+import { toIso } from "../lib/datetime";
+import { newId } from "../lib/ids";
+import { slotView } from "../scheduling/slots";
+import { type Db, inColumnOrder, insertWhere } from "./client";
+import type { HeldKey, Written } from "./idempotency";
+import { assignee, type Census, type Placement, placesLeft, roomFor } from "./occupancy";
+import type { Org } from "./orgs";
+import { commitWrite } from "./write";
+
+export type HoldRow = typeof holds.$inferSelect;
+
+/** Live holds an org may have at once. */
+export const MAX_LIVE_HOLDS = 100;
+/** How long the cron sweep keeps a hold past its expiry (a day: its id still answers as expired until then). */
+export const HOLD_KEPT_MS = 86_400_000;
+
+const MINUTE = 60_000;
+
+const ofOrg = (org: Org, id: string) => and(eq(holds.orgId, org.id), eq(holds.id, id));
+const liveOf = (org: Org, now: number) => and(eq(holds.orgId, org.id), gt(holds.expiresAt, now));
+
+export interface HoldRequest {
+  org: Org;
+  placement: Placement;
+  minutes: number;
+  now: number;
+  held?: HeldKey;
+}
+
+/**
+ * Holds a place in one round trip, by one conditional statement as a booking
+ * does (same room, same assignment rule), and only while the org has fewer
+ * than 100 live holds: its 200 JSON; or, when there was no place or no room
+ * under the limit, the live holds counted in the same batch.
+ */
+export async function holdPlace(
+  db: Db,
+  { org, placement, minutes, now, held }: HoldRequest,
+): Promise<{ written: Written } | { written?: undefined; live: number }> {
+  const { plan, slot } = placement;
+  const census: Census = { org, now };
+  const id = newId("hold", now);
+  const technician = placement.candidates === null ? null : assignee(census, placement);
+  const row = inColumnOrder(holds, {
+    id,
+    orgId: org.id,
+    startsAt: slot.start,
+    endsAt: slot.end,
+    occupiedUntil: slot.end + plan.visit.bufferMs,
+    serviceId: plan.visit.serviceId,
+    technicianId: null,
+    postalCode: plan.postalCode,
+    expiresAt: now + minutes * MINUTE,
+    incidentId: null,
+    createdAt: now,
+  });
+  const underLimit = sql`(SELECT count(*) FROM ${holds} WHERE ${liveOf(org, now)}) < ${MAX_LIVE_HOLDS}`;
+  const insert = insertWhere(
+    db,
+    holds,
+    { ...row, technicianId: technician },
+    sql`${underLimit} AND ${roomFor(census, placement, technician)}`,
+  );
+  const live = db.select({ live: count() }).from(holds).where(liveOf(org, now));
+  const view = {
+    holdId: id,
+    expiresAt: toIso(row.expiresAt),
+    slot: slotView({ ...slot, remaining: 0 }, org.schedule.timeZone, plan.visit),
+    technicianId: null,
+  };
+  const body = sql`json_set(${JSON.stringify(view)}, '$.slot.remaining', ${placesLeft(census, placement)},
+    '$.technicianId', (SELECT ${holds.technicianId} FROM ${holds} WHERE ${eq(holds.id, id)}))`;
+  const { applied, results, written } = await commitWrite(db, {
+    orgId: org.id,
+    now,
+    held,
+    row: { table: holds, id },
+    statements: { inserted: insert, live },
+    body,
+  });
+  return applied ? { written } : { live: results.live[0]?.live ?? 0 };
+}
+
+/** The org's live holds (for the limit's answer when no statement counted them). */
+export async function liveHolds(db: Db, org: Org, now: number): Promise<number> {
+  const [row] = await db.select({ live: count() }).from(holds).where(liveOf(org, now));
+  return row?.live ?? 0;
+}
+
+/**
+ * Releases a hold (if still live) in one statement; false when the org has
+ * no hold of that id. A used or expired hold is left as it is: releasing
+ * frees nothing a booking took.
+ */
+export async function releaseHold(db: Db, org: Org, id: string, now: number): Promise<boolean> {
+  const rows = await db
+    .update(holds)
+    .set({ expiresAt: sql`min(${holds.expiresAt}, ${now})` })
+    .where(ofOrg(org, id))
+    .returning({ id: holds.id });
+  return rows.length === 1;
+}
+
+/**
+ * The hold a booking names, as SQL for the booking's own batch: whether it
+ * is live and for this very visit (same start and service; with a
+ * technician, the same postal code), whether it has lapsed (expired, released
+ * or used), its technician, and the statements that read it before the
+ * booking and use it up after.
+ */
+export function claimOfHold(db: Db, org: Org, id: string, placement: Placement, now: number) {
+  const { plan, slot } = placement;
+  const matching = and(
+    ofOrg(org, id),
+    gt(holds.expiresAt, now),
+    eq(holds.startsAt, slot.start),
+    sql`${holds.serviceId} IS ${plan.visit.serviceId}`,
+    sql`(${holds.technicianId} IS NULL OR ${holds.postalCode} IS ${plan.postalCode})`,
+  );
+  const usedBy = (incidentId: string) => and(ofOrg(org, id), eq(holds.incidentId, incidentId));
+  return {
+    /** The hold as it was before the booking (none: unknown to this org). */
+    read: db.select().from(holds).where(ofOrg(org, id)),
+    matches: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${matching})`,
+    lapsed: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${and(ofOrg(org, id), lte(holds.expiresAt, now))})`,
+    technician: sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${ofOrg(org, id)})`,
+    /** Uses the hold up if the incident was booked on it (the booking's condition was `matches`). */
+    use: (incidentId: string) =>
+      db
+        .update(holds)
+        .set({ expiresAt: now, incidentId })
+        .where(
+          and(
+            ofOrg(org, id),
+            gt(holds.expiresAt, now),
+            sql`EXISTS (SELECT 1 FROM ${incidents} WHERE ${eq(incidents.id, incidentId)})`,
+          ),
+        ),
+    /** The answer's `holdExpired`: whether the booking went ahead without the hold. */
+    expired: (incidentId: string): SQL =>
+      sql`CASE WHEN EXISTS (SELECT 1 FROM ${holds} WHERE ${usedBy(incidentId)}) THEN json('false') ELSE json('true') END`,
+  };
+}
+
+/** The cron sweep: holds a day past their expiry go (a condition of every query, expiry needs no job). */
+export async function sweepHolds(db: Db, now: number) {
+  await db.delete(holds).where(lt(holds.expiresAt, now - HOLD_KEPT_MS));
+}

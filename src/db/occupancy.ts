@@ -1,0 +1,218 @@
+// What occupies a place (docs/api.md, "Holding a slot"): scheduled visits
+// and live holds, counted by availability, booking, holding and rescheduling
+// through one overlap condition (`holding`), applied to each of the two
+// tables. A hold is live while its expiry is after the request's now, so
+// expiry is a condition here, never a job that must run.
+import { and, count, eq, gt, gte, lt, ne, type SQL, sql } from "drizzle-orm";
+import { holds, incidents, orgs, technicians } from "../../drizzle/schema";
+import type { Booking, SlotTimes } from "../scheduling/slots";
+import type { Plan, Technician } from "../scheduling/visits";
+import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
+import type { Db } from "./client";
+import type { Org } from "./orgs";
+
+type Occupant = typeof incidents | typeof holds;
+
+/** Written as a literal, not a parameter, so that the planner may use the partial index of scheduled incidents. */
+const isScheduled = sql`${incidents.status} = 'scheduled'`;
+
+/** A row of `table` that occupies a place at `now`: a scheduled visit, or a hold not yet expired, released or used. */
+const occupying = (table: Occupant, now: number): SQL => (table === incidents ? isScheduled : gt(holds.expiresAt, now));
+
+/** What is counted: the org's places at `now`, its longest span cached (reads) or read in the statement (writes). */
+export interface Census {
+  org: Org;
+  now: number;
+  /**
+   * Read the org's longest span in the statement itself, as a conditional
+   * write must, so that a service lengthened a moment ago is never missed.
+   */
+  fresh?: boolean;
+  /** An incident not counted: the one being moved. */
+  except?: string;
+}
+
+/** The longest span a visit of the org occupies, in ms. */
+const longestSpan = ({ org, fresh }: Census): SQL | number =>
+  fresh ? sql`((SELECT ${orgs.maxSlotMinutes} FROM ${orgs} WHERE ${eq(orgs.id, org.id)}) * 60000)` : org.maxBookingMs;
+
+type Bound = number | SQL;
+
+/**
+ * The rows of `table` occupying some instant of [start, end): those whose
+ * occupied span (start to end plus buffer) overlaps it. Such a row starts in
+ * (start - longest span, end), so the condition reads one range of the
+ * (org_id, starts_at, occupied_until, …) index of either table. Every count
+ * of places uses this one condition.
+ */
+export function holding(table: Occupant, census: Census, range: { start: Bound; end: Bound }): SQL {
+  const { org, except } = census;
+  return and(
+    eq(table.orgId, org.id),
+    occupying(table, census.now),
+    sql`${table.startsAt} > ${range.start} - ${longestSpan(census)}`,
+    sql`${table.startsAt} < ${range.end}`,
+    sql`${table.occupiedUntil} > ${range.start}`,
+    table === incidents && except !== undefined ? ne(incidents.id, except) : undefined,
+  )!;
+}
+
+/**
+ * Visits and holds occupying any of `ranges`, sorted by start, in one round
+ * trip, as one entry per distinct (start, occupied end, technician) of each
+ * table with its count: a full crew slot comes back as one row, not one per
+ * visit, read from the covering indexes alone.
+ */
+export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTimes[]): Promise<Booking[]> {
+  const groups = (table: Occupant, range: SlotTimes) =>
+    db
+      .select({
+        held: sql<number>`${sql.raw(table === holds ? "1" : "0")}`,
+        startsAt: table.startsAt,
+        endsAt: table.occupiedUntil,
+        technicianId: table.technicianId,
+        count: count(),
+      })
+      .from(table)
+      .where(holding(table, census, range))
+      // In the index's order already; sorted below after merging the ranges.
+      .groupBy(table.startsAt, table.occupiedUntil, table.technicianId);
+  const [first, ...rest] = ranges.map((range) => groups(incidents, range).unionAll(groups(holds, range)));
+  if (!first) return [];
+  const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
+  // A group matches a range whole or not at all (the condition is on its own
+  // columns only), so ranges that overlap return identical groups.
+  const byKey = new Map(
+    results
+      .flat()
+      .map(({ held, ...group }) => [`${held}/${group.startsAt}/${group.endsAt}/${group.technicianId}`, group]),
+  );
+  return [...byKey.values()].sort((a, b) => a.startsAt - b.startsAt);
+}
+
+/** Where a visit goes: its times, and who may take it (null in crew mode). */
+export interface Placement {
+  plan: Plan;
+  /** [start, end) of the visit, a start the caller has assessed bookable. */
+  slot: SlotTimes;
+  /** The eligible technicians on duty for it (onDutyFor), by id; null in crew mode. */
+  candidates: Technician[] | null;
+}
+
+export const spanOf = ({ plan, slot }: Placement): SlotTimes => ({
+  start: slot.start,
+  end: slot.end + plan.visit.bufferMs,
+});
+
+/**
+ * Crew mode: the most visits and holds occupying one instant of `span`, in
+ * SQL. The count rises only where one starts, so it is counted at the span's
+ * start and at each start inside it.
+ */
+function peakIn(census: Census, span: SlotTimes): SQL {
+  const inside = (table: Occupant) =>
+    sql`SELECT ${table.startsAt} FROM ${table} WHERE ${holding(table, census, span)} AND ${table.startsAt} > ${span.start}`;
+  const starts = sql`SELECT ${span.start} AS at UNION ${inside(incidents)} UNION ${inside(holds)}`;
+  const at = sql.raw("p.at");
+  const occupyingAt = (table: Occupant) =>
+    sql`(SELECT count(*) FROM ${table} WHERE ${holding(table, census, { start: at, end: sql`${at} + 1` })})`;
+  return sql`(SELECT coalesce(max(${occupyingAt(incidents)} + ${occupyingAt(holds)}), 0) FROM (${starts}) AS p)`;
+}
+
+/** Crew mode: whether a visit of `placement` still fits, in SQL. */
+export const crewRoom = (census: Census, placement: Placement): SQL =>
+  sql`${peakIn(census, spanOf(placement))} < ${census.org.schedule.capacity}`;
+
+/**
+ * One technician's visits and holds, by the (org, technician, start) indexes:
+ * a few rows each, where the window's index would read every technician's.
+ */
+const ofTechnician = (table: Occupant) =>
+  table === incidents
+    ? sql`${incidents} INDEXED BY incidents_org_technician_starts`
+    : sql`${holds} INDEXED BY holds_org_technician_starts`;
+
+/** Whether the technician of the outer row (technicians.id) has a visit or a hold occupying some instant of `span`. */
+function busy(census: Census, span: SlotTimes): SQL {
+  const of = (table: Occupant) =>
+    sql`EXISTS (SELECT 1 FROM ${ofTechnician(table)} WHERE ${and(
+      eq(table.technicianId, technicians.id),
+      holding(table, census, span),
+    )})`;
+  return sql`(${of(incidents)} OR ${of(holds)})`;
+}
+
+/**
+ * Technician mode: the technician a visit is assigned, in SQL (NULL when
+ * none): of the candidates, one still active, qualified, covering the place
+ * and not off that day (the catalogue read may be seconds old), with no visit
+ * or hold occupying the span; `keep` first, then the fewest visits starting
+ * that local day, then by id.
+ */
+export function assignee(census: Census, placement: Placement, keep?: string | null): SQL {
+  const { org, except } = census;
+  const { plan, slot, candidates } = placement;
+  const ids = (candidates ?? []).map((t) => t.id);
+  const date = localDateOf(slot.start, plan.schedule.timeZone);
+  const day = {
+    start: localToInstant(date, 0, plan.schedule.timeZone),
+    end: localToInstant(date + 1, 0, plan.schedule.timeZone),
+  };
+  const own = and(
+    eq(incidents.orgId, org.id),
+    isScheduled,
+    eq(incidents.technicianId, technicians.id),
+    except === undefined ? undefined : ne(incidents.id, except),
+  );
+  const load = sql`(SELECT count(*) FROM ${ofTechnician(incidents)} WHERE ${and(own, gte(incidents.startsAt, day.start), lt(incidents.startsAt, day.end))})`;
+  const skills = sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify(plan.visit.skills)}) AS k WHERE k.value NOT IN (SELECT value FROM json_each(${technicians.skills})))`;
+  const place =
+    plan.postalCode === null
+      ? undefined
+      : sql`(json_array_length(${technicians.postalCodes}) = 0 OR EXISTS (SELECT 1 FROM json_each(${technicians.postalCodes}) AS z WHERE substr(${plan.postalCode}, 1, length(z.value)) = z.value))`;
+  const dayOff = sql`EXISTS (SELECT 1 FROM json_each(${technicians.daysOff}) AS d WHERE d.value = ${dateString(date)})`;
+  const chosen = techniciansWhere(org, ids, [
+    sql`NOT ${busy({ ...census, fresh: true }, spanOf(placement))}`,
+    skills,
+    place,
+    sql`NOT ${dayOff}`,
+  ]);
+  const first = keep ? sql`${technicians.id} = ${keep} DESC, ` : sql``;
+  return sql`(${chosen} ORDER BY ${first}${load}, ${technicians.id} LIMIT 1)`;
+}
+
+/**
+ * The org's active technicians among `ids` meeting `conditions`. The ids go
+ * as one JSON parameter: D1 binds at most 100 to a statement, and an org may
+ * have more technicians than that.
+ */
+function techniciansWhere(org: Org, ids: string[], conditions: (SQL | undefined)[]): SQL {
+  const listed = sql`${technicians.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  return sql`SELECT ${technicians.id} FROM ${technicians} WHERE ${and(
+    eq(technicians.orgId, org.id),
+    eq(technicians.active, true),
+    listed,
+    ...conditions,
+  )}`;
+}
+
+/**
+ * Whether `placement` has room, in SQL: in crew mode, fewer visits and holds
+ * than crews at each instant of its span; with technicians, one free for it
+ * (assignee is that technician's id, or NULL).
+ */
+export const roomFor = (census: Census, placement: Placement, technician: SQL | null): SQL =>
+  technician ? sql`${technician} IS NOT NULL` : crewRoom({ ...census, fresh: true }, placement);
+
+/**
+ * The places left for the visit once written, in SQL: crews free for its
+ * whole span, or candidates still free (create-incident's and hold-slot's `remaining`).
+ */
+export function placesLeft(census: Census, placement: Placement): SQL {
+  const { org } = census;
+  const span = spanOf(placement);
+  const fresh = { ...census, fresh: true, except: undefined };
+  if (placement.candidates === null) return sql`max(0, ${org.schedule.capacity} - ${peakIn(fresh, span)})`;
+  const ids = placement.candidates.map((t) => t.id);
+  return sql`(SELECT count(*) FROM (${techniciansWhere(org, ids, [sql`NOT ${busy(fresh, span)}`])}))`;
+}
