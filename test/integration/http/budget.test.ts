@@ -203,6 +203,33 @@ describe("D1 budget per request", () => {
     expect(details.join("\n")).not.toMatch(/TEMP B-TREE/);
   });
 
+  it("a hold, a booking on it and a release: 1 round trip warm each, every statement on an index; the hold's occupancy read from holds_org_starts", async () => {
+    // Its own start: the holds must not take places the other cases book.
+    const start = slotAt(4, 11);
+    await send(wrapD1(env.DB), "/api/v1/contacts?limit=1");
+    const held = wrapD1(env.DB);
+    const hold = await send(held, "/api/v1/ai-agent/hold-slot", { dateTime: start });
+    expect(hold.status).toBe(200);
+    const booked = wrapD1(env.DB);
+    const booking = { dateTime: start, clientName: "Held", insectName: "Ants", holdId: hold.body.holdId };
+    expect((await send(booked, "/api/v1/ai-agent/create-incident", booking)).body.holdExpired).toBe(false);
+    const second = await send(wrapD1(env.DB), "/api/v1/ai-agent/hold-slot", { dateTime: start });
+    const released = wrapD1(env.DB);
+    expect((await send(released, "/api/v1/ai-agent/release-hold", { holdId: second.body.holdId })).status).toBe(200);
+    for (const recorder of [held, booked, released]) {
+      expect(recorder.trips.length, JSON.stringify(recorder.trips)).toBe(1);
+      for (const statement of recorder.trips.flatMap((trip) => trip.statements)) {
+        const details = await plan(statement);
+        const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
+        expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
+      }
+    }
+    const recorded = wrapD1(env.DB);
+    await send(recorded, "/api/v1/ai-agent/available-appointments", { dateTime: start, limit: 5 });
+    const read = recorded.trips.flatMap((trip) => trip.statements).find((s) => /from "holds"/i.test(s.sql));
+    expect((await plan(read!)).join("\n")).toMatch(/SEARCH holds USING COVERING INDEX holds_org_starts/);
+  });
+
   it.each([
     ["no filter", (): string => "/api/v1/events?limit=5", "events_org_seq"],
     ["a cursor", (): string => `/api/v1/events?limit=5&cursor=${eventCursor}`, "events_org_seq"],
