@@ -5,7 +5,7 @@
 import { and, asc, count, eq, gt, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
-import { events, incidents, orgs, services, technicians } from "../../drizzle/schema";
+import { events, holds, incidents, orgs, services, technicians } from "../../drizzle/schema";
 import { newId } from "../lib/ids";
 import { type Schedule, scheduleOf } from "../scheduling/schedule";
 import type { Booking } from "../scheduling/slots";
@@ -379,7 +379,7 @@ export async function updateTechnician(
   let moves: Move[] = [];
   if (stranded.length > 0) {
     const others = catalogue.technicians.filter((t) => t.id !== id);
-    const booked = await bookingsAround(db, orgId, stranded, schedule.timeZone, org.maxSlotMinutes * MINUTE);
+    const booked = await bookingsAround(db, orgId, stranded, schedule.timeZone, org.maxSlotMinutes * MINUTE, now);
     const placed = place(stranded, { ...catalogue, technicians: others }, schedule, booked);
     if (placed.unplaced.length > 0) return { refused: "unplaced", incidentIds: placed.unplaced };
     moves = placed.moves;
@@ -388,7 +388,7 @@ export async function updateTechnician(
   const { id: _id, orgId: _org, createdAt: _created, ...stored } = technicianRow(orgId, after, now);
   const guard = or(
     movesUndone(orgId, moves, now),
-    movesOverlap(orgId, moves),
+    movesOverlap(orgId, moves, now),
     // A visit booked meanwhile that this change might strand (it was not checked).
     restricts(before, after) ? unseenVisits(orgId, id, now, visits) : undefined,
   );
@@ -458,9 +458,9 @@ function restricts(before: Technician, after: Technician): boolean {
 
 /**
  * The scheduled visits (any technician) that could overlap the stranded
- * ones or start on one of their local days: from the start of the first one's
- * day, less the longest span a visit occupies, to the end of the last one's
- * day or occupied span.
+ * ones or start on one of their local days, and the holds live at `now` that
+ * could overlap them: from the start of the first one's day, less the longest
+ * span a visit occupies, to the end of the last one's day or occupied span.
  */
 async function bookingsAround(
   db: Db,
@@ -468,16 +468,36 @@ async function bookingsAround(
   visits: IncidentRow[],
   timeZone: string,
   longestSpanMs: number,
-): Promise<Booking[]> {
+  now: number,
+): Promise<{ visits: Booking[]; held: Booking[] }> {
   const dayStart = (instant: number) => localToInstant(localDateOf(instant, timeZone), 0, timeZone);
   const dayEnd = (instant: number) => localToInstant(localDateOf(instant, timeZone) + 1, 0, timeZone);
   const from = dayStart(visits[0]!.startsAt) - longestSpanMs;
   const until = Math.max(...visits.map((v) => Math.max(dayEnd(v.startsAt), v.occupiedUntil)));
-  return db
-    .select({ startsAt: incidents.startsAt, endsAt: incidents.occupiedUntil, technicianId: incidents.technicianId })
+  const rows = await db
+    .select({
+      held: sql<number>`0`,
+      startsAt: incidents.startsAt,
+      endsAt: incidents.occupiedUntil,
+      technicianId: incidents.technicianId,
+    })
     .from(incidents)
     .where(and(eq(incidents.orgId, orgId), isScheduled, gt(incidents.startsAt, from), lt(incidents.startsAt, until)))
-    .orderBy(asc(incidents.startsAt));
+    .unionAll(
+      db
+        .select({
+          held: sql<number>`1`,
+          startsAt: holds.startsAt,
+          endsAt: holds.occupiedUntil,
+          technicianId: holds.technicianId,
+        })
+        .from(holds)
+        .where(
+          and(eq(holds.orgId, orgId), gt(holds.startsAt, from), lt(holds.startsAt, until), gt(holds.expiresAt, now)),
+        ),
+    );
+  const of = (held: number) => rows.filter((r) => r.held === held).map(({ held: _, ...booking }) => booking);
+  return { visits: of(0), held: of(1) };
 }
 
 /**
@@ -489,9 +509,10 @@ function place(
   visits: IncidentRow[],
   catalogue: Catalogue,
   schedule: Schedule,
-  bookings: Booking[],
+  around: { visits: Booking[]; held: Booking[] },
 ): { moves: Move[]; unplaced: string[] } {
-  const booked = [...bookings];
+  // A live hold keeps its technician busy, but is not one of their visits of the day.
+  const booked = [...around.visits];
   const moves: Move[] = [];
   const unplaced: string[] = [];
   for (const row of visits) {
@@ -510,7 +531,7 @@ function place(
       postalCode: needs.postalCode,
     };
     const sameDay = booked.filter((b) => dateOf(b.startsAt, schedule.timeZone) === needs.date);
-    const [chosen] = assignmentOrder(plan, booked, row.startsAt, sameDay);
+    const [chosen] = assignmentOrder(plan, [...booked, ...around.held], row.startsAt, sameDay);
     if (!chosen) {
       unplaced.push(row.id);
       continue;
@@ -571,23 +592,32 @@ function movesUndone(orgId: string, moves: Move[], now: number): SQL | undefined
   )}))`;
 }
 
-/** A moved visit overlaps another scheduled visit of its new technician (one booked meanwhile, say). */
-function movesOverlap(orgId: string, moves: Move[]): SQL | undefined {
+/** A moved visit overlaps another scheduled visit or a live hold of its new technician (one made meanwhile, say). */
+function movesOverlap(orgId: string, moves: Move[], now: number): SQL | undefined {
   if (moves.length === 0) return undefined;
+  const moved = and(
+    eq(incidents.orgId, orgId),
+    isScheduled,
+    sql`${incidents.id} IN (SELECT value FROM json_each(${JSON.stringify(moves.map((m) => m.row.id))}))`,
+  );
+  const held = sql`EXISTS (SELECT 1 FROM ${incidents} JOIN ${holds} ON ${and(
+    eq(holds.orgId, incidents.orgId),
+    eq(holds.technicianId, incidents.technicianId),
+    gt(holds.expiresAt, now),
+    lt(holds.startsAt, incidents.occupiedUntil),
+    gt(holds.occupiedUntil, incidents.startsAt),
+  )} WHERE ${moved})`;
   const other = alias(incidents, "other");
   // In raw SQL an alias renders as its name only: the table is named here.
-  return sql`EXISTS (SELECT 1 FROM ${incidents} JOIN ${incidents} AS ${sql.identifier("other")} ON ${and(
+  const visits = sql`EXISTS (SELECT 1 FROM ${incidents} JOIN ${incidents} AS ${sql.identifier("other")} ON ${and(
     eq(other.orgId, incidents.orgId),
     eq(other.technicianId, incidents.technicianId),
     ne(other.id, incidents.id),
     sql`${other.status} = 'scheduled'`,
     lt(other.startsAt, incidents.occupiedUntil),
     gt(other.occupiedUntil, incidents.startsAt),
-  )} WHERE ${and(
-    eq(incidents.orgId, orgId),
-    isScheduled,
-    sql`${incidents.id} IN (SELECT value FROM json_each(${JSON.stringify(moves.map((m) => m.row.id))}))`,
-  )})`;
+  )} WHERE ${moved})`;
+  return sql`(${held} OR ${visits})`;
 }
 
 /** A future scheduled visit of the technician that the read did not see. */

@@ -749,6 +749,38 @@ describe("technician update: a change never strands a visit", () => {
     expect((await incidentNow(t, visits[1]!)).technicianId).toBe(d.id);
   });
 
+  it("--reassign counts live holds: a held technician takes no visit the hold overlaps, and a hold made meanwhile fails the write", async () => {
+    const { t, a, day, fields, visits } = await orgWithVisits();
+    const b = await addTechnician(t, { name: "B", skills: "termite-license" });
+    const caller = await fresh(t);
+    const hold = async (at: number) => {
+      const res = await call(caller, "/api/v1/ai-agent/hold-slot", { body: { dateTime: iso(at), ...fields } });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.technicianId).toBe(b.id);
+      return res.body.holdId as string;
+    };
+    const deactivate = { org: t.orgId, id: a.id, active: "false", reassign: true };
+    // B is held 11:00–13:30: the visit at 10:00 (till 12:30) has no one to go to.
+    const held = await hold(day + 11 * HOUR);
+    const before = await stateOf(t);
+    await refused(
+      "technician update",
+      deactivate,
+      new RegExp(
+        `no other technician is eligible, on duty and free for these visits of ${a.id}: ${visits[0]}; nothing changed$`,
+      ),
+    );
+    expect(await stateOf(t)).toEqual(before);
+
+    // Released, B is free again; a hold at 14:00 made between the update's read and its write fails it whole.
+    const released = await call(caller, "/api/v1/ai-agent/release-hold", { body: { holdId: held } });
+    expect(released.status, released.text).toBe(200);
+    const on = createDb(beforeWrite(() => hold(day + 14 * HOUR)));
+    const error = await run("technician update", deactivate, on).catch((e: unknown) => e);
+    expect((error as Error).message).toBe("the schedule changed while reassigning; nothing changed, run it again");
+    expect((await incidentNow(t, visits[1]!)).technicianId).toBe(a.id);
+  });
+
   it("a write whose visits changed after they were read fails whole: nothing changes, and the CLI says to run it again", async () => {
     const { t, a, day, fields, visits } = await orgWithVisits();
     const b = await addTechnician(t, { name: "B", skills: "termite-license" });
