@@ -271,9 +271,10 @@ export const incidents = sqliteTable(
  * Places kept while a caller gives their details (docs/api.md, "Holding a
  * slot"). A hold occupies [startsAt, occupiedUntil) of its technician (or of
  * a crew) exactly as a scheduled visit does, while `expiresAt` is after the
- * request's now: release and use set it to that now, so expiry is a
- * condition of every query, never a job. `incidentId` is the booking that
- * used it. The cron sweep deletes holds a day past their expiry.
+ * request's now, so expiry is a condition of every query, never a job.
+ * Release and use set `expiresAt` to 0, below any request's clock (two
+ * isolates' clocks may disagree), and `endedAt` to when; `incidentId` is the
+ * booking that used it. The cron sweep deletes holds a day after they ended.
  */
 export const holds = sqliteTable(
   "holds",
@@ -290,6 +291,8 @@ export const holds = sqliteTable(
     // Normalised (docs/api.md, "Services and technicians"), as the assignment read it.
     postalCode: text("postal_code"),
     expiresAt: integer("expires_at").notNull(),
+    // When it was released or used (null: neither).
+    endedAt: integer("ended_at"),
     incidentId: text("incident_id"),
     createdAt: integer("created_at").notNull(),
   },

@@ -8,6 +8,7 @@ CREATE TABLE `holds` (
 	`technician_id` text,
 	`postal_code` text,
 	`expires_at` integer NOT NULL,
+	`ended_at` integer,
 	`incident_id` text,
 	`created_at` integer NOT NULL,
 	FOREIGN KEY (`org_id`) REFERENCES `orgs`(`id`) ON UPDATE no action ON DELETE no action

@@ -1,7 +1,7 @@
 // Holds (docs/api.md, "Holding a slot"): a place kept for a caller while they
 // give their details. A hold is written, used and released by one statement
 // each; while live it occupies its place as a visit does (occupancy.ts).
-import { and, count, eq, gt, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
 import { holds, incidents } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
@@ -16,7 +16,7 @@ export type HoldRow = typeof holds.$inferSelect;
 
 /** Live holds an org may have at once. */
 export const MAX_LIVE_HOLDS = 100;
-/** How long the cron sweep keeps a hold past its expiry (a day: its id still answers as expired until then). */
+/** How long the cron sweep keeps a hold after it ended (a day: its id still answers as lapsed until then). */
 export const HOLD_KEPT_MS = 86_400_000;
 
 const MINUTE = 60_000;
@@ -56,6 +56,7 @@ export async function holdPlace(
     technicianId: null,
     postalCode: plan.postalCode,
     expiresAt: now + minutes * MINUTE,
+    endedAt: null,
     incidentId: null,
     createdAt: now,
   });
@@ -93,14 +94,15 @@ export async function liveHolds(db: Db, org: Org, now: number): Promise<number> 
 }
 
 /**
- * Releases a hold (if still live) in one statement; false when the org has
- * no hold of that id. A used or expired hold is left as it is: releasing
- * frees nothing a booking took.
+ * Releases a hold in one statement; false when the org has no hold of that
+ * id. Its expiry becomes 0, below any request's clock, so that no request
+ * whose clock lags this one's can still take it for live; a used or lapsed
+ * hold keeps when it ended: releasing frees nothing a booking took.
  */
 export async function releaseHold(db: Db, org: Org, id: string, now: number): Promise<boolean> {
   const rows = await db
     .update(holds)
-    .set({ expiresAt: sql`min(${holds.expiresAt}, ${now})` })
+    .set({ expiresAt: 0, endedAt: sql`coalesce(${holds.endedAt}, min(${holds.expiresAt}, ${now}))` })
     .where(ofOrg(org, id))
     .returning({ id: holds.id });
   return rows.length === 1;
@@ -129,11 +131,11 @@ export function claimOfHold(db: Db, org: Org, id: string, placement: Placement, 
     matches: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${matching})`,
     lapsed: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${and(ofOrg(org, id), lte(holds.expiresAt, now))})`,
     technician: sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${ofOrg(org, id)})`,
-    /** Uses the hold up if the incident was booked on it (the booking's condition was `matches`). */
+    /** Uses the hold up if the incident was booked on it (the booking's condition was `matches`): expiry 0, as a release. */
     use: (incidentId: string) =>
       db
         .update(holds)
-        .set({ expiresAt: now, incidentId })
+        .set({ expiresAt: 0, endedAt: now, incidentId })
         .where(
           and(
             ofOrg(org, id),
@@ -147,7 +149,10 @@ export function claimOfHold(db: Db, org: Org, id: string, placement: Placement, 
   };
 }
 
-/** The cron sweep: holds a day past their expiry go (a condition of every query, expiry needs no job). */
+/** The cron sweep: holds a day after they expired or ended go (expiry is a condition of every query: it needs no job). */
 export async function sweepHolds(db: Db, now: number) {
-  await db.delete(holds).where(lt(holds.expiresAt, now - HOLD_KEPT_MS));
+  const cutoff = now - HOLD_KEPT_MS;
+  await db
+    .delete(holds)
+    .where(and(lt(holds.expiresAt, cutoff), or(isNull(holds.endedAt), lt(holds.endedAt, cutoff))));
 }

@@ -356,6 +356,31 @@ describe("create-incident with holdId", () => {
   });
 });
 
+describe("clocks that disagree", () => {
+  it("a used or released hold is never live again, even to a request whose clock lags the one that ended it", async () => {
+    const t = await openTenant(undefined, { capacity: 1 });
+    const at = daysAhead(2, 10);
+    const now = realNow();
+    const used = (await hold(t, at)).body.holdId;
+    setClock(now + 2_000);
+    expect((await book(t, at, { holdId: used })).body.holdExpired).toBe(false);
+    // Another isolate, 1 s behind: the hold it names was used a moment "later".
+    setClock(now + 1_000);
+    const again = expectProblem(await book(t, at, { holdId: used }), 409, "slot_unavailable");
+    expect(again.holdExpired).toBe(true);
+    expect(await incidentIds(t)).toHaveLength(1);
+
+    const other = daysAhead(2, 11);
+    setClock(now);
+    const released = (await hold(t, other)).body.holdId;
+    setClock(now + 2_000);
+    expect((await release(t, released)).status).toBe(200);
+    setClock(now + 1_000);
+    expect((await book(t, other, { holdId: released })).body.holdExpired).toBe(true);
+    expect(await incidentIds(t)).toHaveLength(2);
+  });
+});
+
 describe("release-hold", () => {
   it("is 200 again and again (agents retry), frees only what the hold kept, and validates its body", async () => {
     const t = await openTenant(undefined, { capacity: 1 });
