@@ -1,7 +1,7 @@
 // Shared by the incident tests (docs/api.md, "After the booking"): calls to the incident
 // operations, direct inserts for what the API cannot create (an appointment
 // that has already started, many rows at once), and the expected shapes.
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { incidents } from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
 import type { ReadResponse } from "../../support/http";
@@ -13,6 +13,8 @@ export const INCIDENTS = "/api/v1/incidents";
 export const CREATE = "/api/v1/ai-agent/create-incident";
 export const CHECK = "/api/v1/ai-agent/is-booking-available";
 export const AVAILABLE = "/api/v1/ai-agent/available-appointments";
+export const HOLD = "/api/v1/ai-agent/hold-slot";
+export const RELEASE = "/api/v1/ai-agent/release-hold";
 
 export interface Incident {
   id: string;
@@ -101,6 +103,30 @@ export async function insertIncident(t: Tenant, fields: Partial<typeof incidents
   await db().insert(incidents).values(row);
   return row;
 }
+
+/**
+ * The app's clock stopped at `start` (the app reads Date.now in this isolate:
+ * request.ts calls app.fetch): it moves only when `set` moves it, until
+ * `restore`. Every request between two moves sees the same instant, so a
+ * hold's expiry is either past or not, never a race with the real clock.
+ */
+export function stoppedClock(start = Date.now()) {
+  let now = start;
+  const spy = vi.spyOn(Date, "now").mockImplementation(() => now);
+  return {
+    get now() {
+      return now;
+    },
+    /** Moves the clock to `to`, never back. */
+    set(to: number) {
+      expect(to, "the clock only moves forward").toBeGreaterThanOrEqual(now);
+      now = to;
+    },
+    restore: () => spy.mockRestore(),
+  };
+}
+
+export type StoppedClock = ReturnType<typeof stoppedClock>;
 
 /** Lets the clock move, so that a later change gets a later updatedAt. */
 export const pause = (ms = 5) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,26 +1,29 @@
-// Find, check and book, and the incidents after (docs/api.md, "Scheduling" and
-// "After the booking") as a state machine: random sequences of bookings,
-// cancellations, reschedules (alone and racing each other: book vs book,
-// cancel vs reschedule, book vs reschedule), listings and checks,
+// Find, check and book, and the incidents after (docs/api.md, "Scheduling",
+// "After the booking" and "Holding a slot") as a state machine: random
+// sequences of bookings, cancellations, reschedules (alone and racing each
+// other: book vs book, cancel vs reschedule, book vs reschedule), holds
+// (alone and racing bookings), releases, the clock moving past (or up to) a
+// hold's expiry, bookings naming a hold (live, lapsed, for another start, or
+// unknown; racing a plain booking for the last place), listings and checks,
 // run through the app on real D1 and against an in-memory model of one small
 // schedule. The universe is small so that slots fill up: one fresh UTC org per
 // run, open around the clock with no notice, hourly slots of capacity 1–3, and
-// 4–6 consecutive slot starts a day or more ahead; commands name slots and
-// incidents by index into the model. After every command: available-appointments
-// lists exactly the universe slots the model has room in (`remaining` =
-// capacity − scheduled), is-booking-available agrees for each slot the command
-// touched, and every incident, as GET and the list show it, equals the model's.
+// 4–6 consecutive slot starts a day or more ahead; commands name slots,
+// incidents and holds by index into the model. The app's clock is stopped at
+// the run's start and moves only by the model's clock steps (minutes, against
+// starts a day ahead: notice and horizon never change an answer); no cron
+// sweep runs, so a lapsed hold is one the queries themselves no longer count.
+// After every command: available-appointments lists exactly the universe slots
+// the model has room in (`remaining` = capacity − scheduled − live holds),
+// is-booking-available agrees for each slot the command touched, and every
+// incident, as GET and the list show it, equals the model's.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ReadResponse } from "../../support/http";
 import { call } from "../../support/request";
 import { openTenant, type Tenant } from "../../support/tenants";
 import { HOUR, hoursAhead, iso, MINUTE } from "../../support/time";
-
-const INCIDENTS = "/api/v1/incidents";
-const CREATE = "/api/v1/ai-agent/create-incident";
-const CHECK = "/api/v1/ai-agent/is-booking-available";
-const AVAILABLE = "/api/v1/ai-agent/available-appointments";
+import { AVAILABLE, CHECK, CREATE, HOLD, INCIDENTS, RELEASE, type StoppedClock, stoppedClock } from "./helpers";
 
 interface Appointment {
   start: string;
@@ -59,18 +62,33 @@ interface ModelIncident {
   view: IncidentView;
 }
 
+interface ModelHold {
+  id: string;
+  /** Index into Model.starts of the slot it holds. */
+  slot: number;
+  /** Its expiresAt (ms): live while the clock is before it. */
+  expires: number;
+  /** Released or used: lapsed whatever the clock says. */
+  status: "held" | "released" | "used";
+}
+
 interface Model {
   capacity: number;
   /** The universe: consecutive hourly slot starts (ms), a day or more ahead. */
   starts: number[];
   /** In booking order; commands pick them by index. */
   incidents: ModelIncident[];
+  /** In holding order; commands pick them by index. */
+  holds: ModelHold[];
+  /** The app's clock (ms): stopped, moved forward only by Expire. */
+  now: number;
   /** The commands run so far, as resolved against the model: shown with a failure. */
   log: string[];
 }
 
 interface Real {
   tenant: Tenant;
+  clock: StoppedClock;
 }
 
 type Cmd = fc.AsyncCommand<Model, Real>;
@@ -95,13 +113,17 @@ const slotObject = (start: number, remaining: number) => ({
 /** What an incident of an org without services or technicians says of them. */
 const NO_VISIT = { serviceId: null, technicianId: null, postalCode: null, arrivalWindow: null };
 
-/** Scheduled incidents holding universe slot `slot`, `except` one not counted. */
+/** A hold that still occupies its place: not released, not used, not expired. */
+const live = (m: Model, hold: ModelHold) => hold.status === "held" && m.now < hold.expires;
+
+/** Places of universe slot `slot` taken: its scheduled incidents (`except` one not counted) and live holds. */
 const held = (m: Model, slot: number, except?: string) =>
-  m.incidents.filter((inc) => inc.status === "scheduled" && inc.slot === slot && inc.id !== except).length;
+  m.incidents.filter((inc) => inc.status === "scheduled" && inc.slot === slot && inc.id !== except).length +
+  m.holds.filter((hold) => hold.slot === slot && live(m, hold)).length;
 
 /**
  * The first `limit` bookable slots starting at or after `from`, by the model:
- * universe slots with room, every other hour free (no bookings outside it).
+ * universe slots with room, every other hour free (no bookings or holds outside it).
  */
 function expectedBookable(m: Model, from: number, limit: number) {
   const found: ReturnType<typeof slotObject>[] = [];
@@ -123,11 +145,68 @@ function expectProblem(res: ReadResponse, status: number, code: string) {
   expect(res.body).toMatchObject({ status, code });
 }
 
-/** 409 slot_unavailable for `start`, fully booked, with the model's alternatives. */
-function expectFullyBooked(m: Model, res: ReadResponse, start: number) {
+/**
+ * 409 slot_unavailable for `start`, fully booked, with the model's
+ * alternatives; `holdExpired: true` exactly when the request named a lapsed hold.
+ */
+function expectFullyBooked(m: Model, res: ReadResponse, start: number, holdExpired = false) {
   expectProblem(res, 409, "slot_unavailable");
   expect(res.body.reason).toBe("fully_booked");
   expect(res.body.alternatives).toEqual(expectedBookable(m, start + 1, 3));
+  if (holdExpired) expect(res.body.holdExpired).toBe(true);
+  else expect(res.body).not.toHaveProperty("holdExpired");
+}
+
+/** 422 validation_failed with one error on holdId. */
+function expectHoldRefused(res: ReadResponse, code: "hold_mismatch" | "not_found") {
+  expectProblem(res, 422, "validation_failed");
+  expect(res.body.errors).toHaveLength(1);
+  expect(res.body.errors[0]).toMatchObject({ path: "holdId", code });
+}
+
+/**
+ * A 200 of create-incident at universe slot `slot`: the incident with
+ * `remaining` places left (and `holdExpired` when a hold was named), as GET
+ * shows it; the model gains it.
+ */
+async function expectBooked(
+  m: Model,
+  r: Real,
+  res: ReadResponse,
+  slot: number,
+  remaining: number,
+  holdExpired?: boolean,
+) {
+  const start = m.starts[slot]!;
+  expect(res.status, res.text).toBe(200);
+  const { appointment: booked, holdExpired: said, ...rest } = res.body;
+  if (holdExpired === undefined) expect(res.body).not.toHaveProperty("holdExpired");
+  else expect(said).toBe(holdExpired);
+  expect(booked).toEqual(bookedAppointment(start, remaining));
+  const view: IncidentView = { ...rest, appointment: appointment(start) };
+  expect(view).toMatchObject({
+    status: "scheduled",
+    dateTime: iso(start),
+    cancelledAt: null,
+    cancelReason: null,
+    ...NO_VISIT,
+  });
+  expect(view.updatedAt).toBe(view.createdAt);
+  expect(view.createdAt).toBe(iso(m.now));
+  m.incidents.push({ id: view.id, slot, status: "scheduled", view });
+  await expectStored(r, view);
+}
+
+/** A 200 of hold-slot at universe slot `slot`, held for `minutes`, `remaining` places left after it; the model gains it. */
+function expectHeld(m: Model, res: ReadResponse, slot: number, minutes: number, remaining: number) {
+  expect(res.status, res.text).toBe(200);
+  expect(res.body).toEqual({
+    holdId: expect.stringMatching(/^hold_[0-9a-z]{26}$/),
+    expiresAt: iso(m.now + minutes * MINUTE),
+    slot: slotObject(m.starts[slot]!, remaining),
+    technicianId: null,
+  });
+  m.holds.push({ id: res.body.holdId, slot, expires: m.now + minutes * MINUTE, status: "held" });
 }
 
 /** The incident as GET shows it equals `view`. */
@@ -248,24 +327,8 @@ class Book extends Step {
     const res = await call(r.tenant, CREATE, {
       body: { dateTime: iso(start), clientName: "Model Caller", insectName: "ants" },
     });
-    if (room <= 0) {
-      expectFullyBooked(m, res, start);
-      return [slot];
-    }
-    expect(res.status, res.text).toBe(200);
-    const { appointment: booked, ...rest } = res.body;
-    expect(booked).toEqual(bookedAppointment(start, room - 1));
-    const view: IncidentView = { ...rest, appointment: appointment(start) };
-    expect(view).toMatchObject({
-      status: "scheduled",
-      dateTime: iso(start),
-      cancelledAt: null,
-      cancelReason: null,
-      ...NO_VISIT,
-    });
-    expect(view.updatedAt).toBe(view.createdAt);
-    m.incidents.push({ id: view.id, slot, status: "scheduled", view });
-    await expectStored(r, view);
+    if (room <= 0) expectFullyBooked(m, res, start);
+    else await expectBooked(m, r, res, slot, room - 1);
     return [slot];
   }
 }
@@ -505,6 +568,224 @@ class RaceBookReschedule extends Step {
   }
 }
 
+/** hold-slot for `minutes` (default 5): held exactly when the model has room, counted from then on. */
+class Hold extends Step {
+  constructor(
+    readonly pick: number,
+    readonly minutes: number | undefined,
+  ) {
+    super();
+  }
+  get name() {
+    return `hold(slot ${this.pick}${this.minutes === undefined ? "" : `, ${this.minutes} min`})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const slot = this.pick % m.starts.length;
+    const start = m.starts[slot]!;
+    const room = m.capacity - held(m, slot);
+    this.shown = `slot #${slot} ${iso(start)}, room ${room}, hold #${m.holds.length}`;
+    const res = await call(r.tenant, HOLD, {
+      body: { dateTime: iso(start), ...(this.minutes === undefined ? {} : { holdMinutes: this.minutes }) },
+    });
+    if (room <= 0) expectFullyBooked(m, res, start);
+    else expectHeld(m, res, slot, this.minutes ?? 5, room - 1);
+    return [slot];
+  }
+}
+
+/** 2–3 holds and bookings of one slot at once (alternating): together exactly min(N, room) succeed. */
+class RaceHoldBook extends Step {
+  constructor(
+    readonly pick: number,
+    readonly n: number,
+  ) {
+    super();
+  }
+  get name() {
+    return `raceHoldBook(slot ${this.pick}, ×${this.n})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const slot = this.pick % m.starts.length;
+    const start = m.starts[slot]!;
+    const room = m.capacity - held(m, slot);
+    this.shown = `slot #${slot} ${iso(start)}, room ${room}`;
+    const holding = (i: number) => i % 2 === 0;
+    const results = await Promise.all(
+      Array.from({ length: this.n }, (_, i) =>
+        holding(i)
+          ? call(r.tenant, HOLD, { body: { dateTime: iso(start), holdMinutes: 3 } })
+          : call(r.tenant, CREATE, { body: { dateTime: iso(start), clientName: `Racer ${i}`, insectName: "ticks" } }),
+      ),
+    );
+    const won = results.filter((res) => res.status === 200).length;
+    expect(won, results.map((res) => res.status).join(",")).toBe(Math.min(this.n, Math.max(0, room)));
+    for (const [i, res] of results.entries()) {
+      if (res.status !== 200) {
+        expectFullyBooked(m, res, start);
+        continue;
+      }
+      // Its places left depend on which of the others had gone first.
+      const left = holding(i) ? res.body.slot.remaining : res.body.appointment.remaining;
+      expect(left).toBeGreaterThanOrEqual(room - won);
+      expect(left).toBeLessThan(room);
+      if (holding(i)) expectHeld(m, res, slot, 3, left);
+      else await expectBooked(m, r, res, slot, left);
+    }
+    return [slot];
+  }
+}
+
+/** A hold of the model (`among` its live ones, or all), picked by index; no pick: an id no org has. */
+abstract class OnHold extends Step {
+  constructor(
+    readonly pick: number | undefined,
+    readonly among: "live" | "any" = "any",
+  ) {
+    super();
+  }
+  private candidates(m: Readonly<Model>) {
+    return this.among === "live" ? m.holds.filter((hold) => live(m, hold)) : m.holds;
+  }
+  override check(m: Readonly<Model>) {
+    return this.pick === undefined || this.candidates(m).length > 0;
+  }
+  protected hold(m: Model) {
+    if (this.pick === undefined) return undefined;
+    const candidates = this.candidates(m);
+    const hold = candidates[this.pick % candidates.length]!;
+    return { index: m.holds.indexOf(hold), hold };
+  }
+  protected get picked() {
+    return this.pick === undefined ? "unknown" : `${this.among === "live" ? "live " : ""}${this.pick}`;
+  }
+}
+
+const UNKNOWN_HOLD = "hold_0000000000zzzzzzzzzzzzzzzz";
+
+const holdState = (m: Model, hold: ModelHold) =>
+  live(m, hold) ? `live ${(hold.expires - m.now) / 1000}s more` : hold.status === "held" ? "expired" : hold.status;
+
+/** release-hold: 200 whatever its state, a live hold's place freed; an unknown id is 422. */
+class Release extends OnHold {
+  get name() {
+    return `release(hold ${this.picked})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const picked = this.hold(m);
+    if (!picked) {
+      this.shown = "unknown id";
+      const res = await call(r.tenant, RELEASE, { body: { holdId: UNKNOWN_HOLD } });
+      expectHoldRefused(res, "not_found");
+      return [];
+    }
+    const { index, hold } = picked;
+    this.shown = `#${index} ${holdState(m, hold)} at slot #${hold.slot}`;
+    const res = await call(r.tenant, RELEASE, { body: { holdId: hold.id } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ holdId: hold.id, released: true });
+    if (live(m, hold)) hold.status = "released";
+    return [hold.slot];
+  }
+}
+
+/**
+ * Moves the clock to `by` ms from the expiry of a live hold (−1 min, −1 ms:
+ * it stays live; 0, +1 ms, +2 min: it lapses, and any expiring by then),
+ * never back.
+ */
+class Expire extends Step {
+  constructor(
+    readonly pick: number,
+    readonly by: number,
+  ) {
+    super();
+  }
+  override check(m: Readonly<Model>) {
+    return m.holds.some((hold) => live(m, hold));
+  }
+  get name() {
+    return `expire(live hold ${this.pick}, ${this.by >= 0 ? "+" : ""}${this.by} ms)`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const holds = m.holds.filter((hold) => live(m, hold));
+    const target = holds[this.pick % holds.length]!;
+    const to = Math.max(m.now, target.expires + this.by);
+    this.shown = `hold #${m.holds.indexOf(target)} at slot #${target.slot}: clock +${(to - m.now) / 1000}s`;
+    m.now = to;
+    r.clock.set(to);
+    // The slots whose holds have just lapsed.
+    return holds.filter((hold) => !live(m, hold)).map((hold) => hold.slot);
+  }
+}
+
+/**
+ * create-incident naming a hold of the model, at its start or `shift` slots
+ * on (or an unknown hold: 422 not_found). Live at its start: the incident
+ * takes its place whatever the room (`racer`: while a plain booking races it
+ * for the rest, which it never loses to); live at another start: 422
+ * hold_mismatch, the hold kept; lapsed (expired, released, used): booked as
+ * if not named, with `holdExpired: true`.
+ */
+class BookWithHold extends OnHold {
+  constructor(
+    pick: number | undefined,
+    among: "live" | "any",
+    readonly shift: number,
+    readonly racer: boolean,
+  ) {
+    super(pick, among);
+  }
+  get name() {
+    return `bookWithHold(hold ${this.picked}, +${this.shift} slots${this.racer ? ", raced" : ""})`;
+  }
+  async act(m: Model, r: Real): Promise<number[]> {
+    const create = (start: number, holdId: string | undefined, clientName = "Hold Caller") =>
+      call(r.tenant, CREATE, {
+        body: { dateTime: iso(start), clientName, insectName: "ants", ...(holdId === undefined ? {} : { holdId }) },
+      });
+    const picked = this.hold(m);
+    if (!picked) {
+      const slot = this.shift % m.starts.length;
+      this.shown = `unknown id at slot #${slot}`;
+      expectHoldRefused(await create(m.starts[slot]!, UNKNOWN_HOLD), "not_found");
+      return [slot];
+    }
+    const { index, hold } = picked;
+    const slot = (hold.slot + this.shift) % m.starts.length;
+    const start = m.starts[slot]!;
+    const room = m.capacity - held(m, slot);
+    const state = holdState(m, hold);
+    this.shown = `#${index} ${state} at slot #${hold.slot} → slot #${slot}, room ${room}`;
+    if (!live(m, hold)) {
+      this.shown += ", booked as if not named";
+      const res = await create(start, hold.id);
+      if (room <= 0) expectFullyBooked(m, res, start, true);
+      else await expectBooked(m, r, res, slot, room - 1, true);
+    } else if (slot !== hold.slot) {
+      this.shown += ", hold_mismatch";
+      expectHoldRefused(await create(start, hold.id), "hold_mismatch");
+    } else if (!this.racer) {
+      this.shown += ", takes the hold's place";
+      // The hold's place becomes the incident's: the places left do not change.
+      const res = await create(start, hold.id);
+      hold.status = "used";
+      await expectBooked(m, r, res, slot, room, false);
+    } else {
+      this.shown += ", takes the hold's place, raced";
+      const [own, other] = await Promise.all([create(start, hold.id), create(start, undefined, "Racer")]);
+      hold.status = "used";
+      // The racer takes a free place if there is one, before or after the hold's booking.
+      const otherWon = room > 0;
+      const left = own.body?.appointment?.remaining;
+      expect(left === room || (otherWon && left === room - 1), `remaining ${left}, room ${room}`).toBe(true);
+      await expectBooked(m, r, own, slot, left, false);
+      if (otherWon) await expectBooked(m, r, other, slot, room - 1);
+      else expectFullyBooked(m, other, start);
+    }
+    return [hold.slot, slot];
+  }
+}
+
 type Filter = "none" | "scheduled" | "cancelled" | { from: number; to: number };
 
 /** Pages through GET /api/v1/incidents with small limits and a filter, by cursor. */
@@ -592,6 +873,7 @@ class Check extends Step {
 
 const slotPick = fc.nat({ max: 5 });
 const incidentPick = fc.nat({ max: 30 });
+const holdPick = fc.nat({ max: 30 });
 
 const commands = fc.commands(
   [
@@ -615,6 +897,24 @@ const commands = fc.commands(
       )
       .map(([limit, filter]) => new List(limit, filter)),
     fc.tuple(slotPick, fc.integer({ min: 1, max: 6 })).map(([s, limit]) => new Check(s, limit)),
+    fc
+      .tuple(slotPick, fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }))
+      .map(([s, minutes]) => new Hold(s, minutes)),
+    fc
+      .tuple(slotPick, fc.option(fc.integer({ min: 1, max: 15 }), { nil: undefined }))
+      .map(([s, minutes]) => new Hold(s, minutes)),
+    fc.tuple(slotPick, fc.integer({ min: 2, max: 3 })).map(([s, n]) => new RaceHoldBook(s, n)),
+    fc
+      .tuple(fc.option(holdPick, { freq: 8, nil: undefined }), fc.constantFrom<"live" | "any">("live", "any"))
+      .map(([h, among]) => new Release(h, among)),
+    fc.tuple(holdPick, fc.constantFrom(-MINUTE, -1, 0, 1, 2 * MINUTE)).map(([h, by]) => new Expire(h, by)),
+    fc.tuple(holdPick, fc.constantFrom(-MINUTE, -1, 0, 1, 2 * MINUTE)).map(([h, by]) => new Expire(h, by)),
+    fc
+      .tuple(holdPick, fc.constantFrom(0, 0, 0, 1), fc.boolean())
+      .map(([h, shift, racer]) => new BookWithHold(h, "live", shift, racer)),
+    fc
+      .tuple(fc.option(holdPick, { freq: 8, nil: undefined }), fc.constantFrom(0, 0, 1, 2), fc.boolean())
+      .map(([h, shift, racer]) => new BookWithHold(h, "any", shift, racer)),
   ],
   { maxCommands: 25, size: "max" },
 );
@@ -627,24 +927,32 @@ const world = fc.record({
 });
 
 describe("incidents against a model of the schedule (property)", () => {
-  it("book, cancel, reschedule, list and check agree with the model", async () => {
+  it("book, cancel, reschedule, hold, release, expire, book on a hold, list and check agree with the model", async () => {
     await fc.assert(
       fc.asyncProperty(world, commands, async ({ capacity, size, offset }, cmds) => {
         const tenant = await openTenant("Model Org", { capacity, slotMinutes: 60 });
         const first = hoursAhead(24 + offset);
         const starts = Array.from({ length: size }, (_, i) => first + i * HOUR);
-        await fc.asyncModelRun(
-          () => ({
-            model: {
-              capacity,
-              starts,
-              incidents: [],
-              log: [`capacity ${capacity}, slots ${starts.map(iso).join(" ")}`],
-            },
-            real: { tenant },
-          }),
-          cmds,
-        );
+        // Stopped at real now for the run; at most 25 steps of a few minutes against starts a day ahead.
+        const clock = stoppedClock();
+        try {
+          await fc.asyncModelRun(
+            () => ({
+              model: {
+                capacity,
+                starts,
+                incidents: [],
+                holds: [],
+                now: clock.now,
+                log: [`capacity ${capacity}, slots ${starts.map(iso).join(" ")}`],
+              },
+              real: { tenant, clock },
+            }),
+            cmds,
+          );
+        } finally {
+          clock.restore();
+        }
       }),
       { numRuns: 30 },
     );
