@@ -94,18 +94,30 @@ export async function liveHolds(db: Db, org: Org, now: number): Promise<number> 
 }
 
 /**
- * Releases a hold in one statement; false when the org has no hold of that
- * id. Its expiry becomes 0, below any request's clock, so that no request
- * whose clock lags this one's can still take it for live; a used or lapsed
- * hold keeps when it ended: releasing frees nothing a booking took.
+ * Releases a hold in one round trip, through the write path (a held
+ * Idempotency-Key is claimed in the same batch, so a refused key releases
+ * nothing): its 200 JSON, or null when the org has no hold of that id. Its
+ * expiry becomes 0, below any request's clock, so that no request whose clock
+ * lags this one's can still take it for live; a used or lapsed hold keeps
+ * when it ended: releasing frees nothing a booking took.
  */
-export async function releaseHold(db: Db, org: Org, id: string, now: number): Promise<boolean> {
-  const rows = await db
+export async function releaseHold(
+  db: Db,
+  { org, id, now, held }: { org: Org; id: string; now: number; held?: HeldKey },
+): Promise<Written | null> {
+  const release = db
     .update(holds)
     .set({ expiresAt: 0, endedAt: sql`coalesce(${holds.endedAt}, min(${holds.expiresAt}, ${now}))` })
-    .where(ofOrg(org, id))
-    .returning({ id: holds.id });
-  return rows.length === 1;
+    .where(ofOrg(org, id));
+  const { applied, written } = await commitWrite(db, {
+    orgId: org.id,
+    now,
+    held,
+    row: { table: holds, id, state: eq(holds.expiresAt, 0) },
+    statements: { released: release },
+    body: JSON.stringify({ holdId: id, released: true }),
+  });
+  return applied ? written : null;
 }
 
 /**
@@ -152,7 +164,5 @@ export function claimOfHold(db: Db, org: Org, id: string, placement: Placement, 
 /** The cron sweep: holds a day after they expired or ended go (expiry is a condition of every query: it needs no job). */
 export async function sweepHolds(db: Db, now: number) {
   const cutoff = now - HOLD_KEPT_MS;
-  await db
-    .delete(holds)
-    .where(and(lt(holds.expiresAt, cutoff), or(isNull(holds.endedAt), lt(holds.endedAt, cutoff))));
+  await db.delete(holds).where(and(lt(holds.expiresAt, cutoff), or(isNull(holds.endedAt), lt(holds.endedAt, cutoff))));
 }

@@ -238,9 +238,10 @@ export const aiAgentOperations = [
     response: releasedHold,
     responseExample: { holdId: "hold_01m81r170vt72z173z69cgy8ce", released: true },
     handler: async (c, { body: { holdId } }) => {
-      const { db, org } = c.var;
-      if (!(await releaseHold(db, org, holdId, Date.now()))) throw validationFailed([unknownHold()]);
-      return c.json({ holdId, released: true as const }, 200);
+      const { db, org, heldKey } = c.var;
+      const released = await releaseHold(db, { org, id: holdId, now: Date.now(), held: heldKey });
+      if (!released) throw validationFailed([unknownHold()]);
+      return writtenResponse(c, released);
     },
   }),
   defineOperation({

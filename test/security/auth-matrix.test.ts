@@ -27,6 +27,7 @@ let b: Tenant;
 let revoked: Tenant;
 let accountId: string;
 let incidentId: string;
+let holdId: string;
 let canonical: Record<Group, { body: unknown; headerNames: string[] }>;
 
 type Group = "missing key" | "missing org" | "refused";
@@ -37,6 +38,10 @@ beforeAll(async () => {
   b = await newTenant("Auth matrix B");
   accountId = (await addAccount(a, "Auth Account")).id;
   incidentId = (await bookIncident(a, { phone: "+1 917 555 0134" })).id;
+  // A live hold for the whole run (15 minutes): release-hold's sample names it.
+  const held = await call(a, "/api/v1/ai-agent/hold-slot", { body: { dateTime: slotIn(30), holdMinutes: 15 } });
+  expect(held.status, held.text).toBe(200);
+  holdId = held.body.holdId;
   const second = (await createKey(db(), a.orgId))!;
   await revokeKey(db(), a.orgId, second.keyId);
   revoked = { ...a, apiKey: second.apiKey, keyId: second.keyId };
@@ -352,6 +357,7 @@ const CREDENTIALS: [string, Group, () => HeaderList, string?][] = [
 
 const slot = () => slotIn(26);
 const UNKNOWN_INCIDENT = "inc_00000000000000000000000000";
+const UNKNOWN_HOLD = "hold_00000000000000000000000000";
 
 type Send = (headers: HeaderList, query: string) => Promise<ReadResponse>;
 /** [name, send with exactly these headers (and extra query), and for some the status they would get with valid credentials]. */
@@ -361,8 +367,8 @@ type Endpoint = [string, Send, (404 | 405 | 422)?];
 const withQuery = (path: string, query: string) =>
   query && path.includes("?") ? `${path}&${query.slice(1)}` : `${path}${query}`;
 
-/** A's account and incident, for the catalogue's samples. */
-const fixtureOfA = (): Fixture => ({ tenant: a, accountId, incidentId });
+/** A's account, incident and hold, for the catalogue's samples. */
+const fixtureOfA = (): Fixture => ({ tenant: a, accountId, incidentId, holdId });
 
 /** The catalogue's sample of every operation (test/support/operations.ts), over HTTP and as an MCP tool. */
 const SAMPLES: Endpoint[] = OPERATIONS.flatMap((op): Endpoint[] => [
@@ -399,6 +405,16 @@ const VARIANTS: Endpoint[] = [
   [
     "POST find-caller (an invalid phone: 422)",
     (h, q) => call(null, `/api/v1/ai-agent/find-caller${q}`, { headers: h, body: { phone: "911" } }),
+    422,
+  ],
+  [
+    "POST hold-slot (holdMinutes over 15: 422)",
+    (h, q) => call(null, `/api/v1/ai-agent/hold-slot${q}`, { headers: h, body: { dateTime: slot(), holdMinutes: 16 } }),
+    422,
+  ],
+  [
+    "POST release-hold {unknown hold id} (422 not_found)",
+    (h, q) => call(null, `/api/v1/ai-agent/release-hold${q}`, { headers: h, body: { holdId: UNKNOWN_HOLD } }),
     422,
   ],
   [
@@ -464,6 +480,10 @@ const VARIANTS: Endpoint[] = [
   [
     "MCP tools/call cancel_incident {unknown id}",
     (h) => mcpCall(null, "cancel_incident", { id: UNKNOWN_INCIDENT }, { headers: h }),
+  ],
+  [
+    "MCP tools/call release_hold {unknown hold id}",
+    (h) => mcpCall(null, "release_hold", { holdId: UNKNOWN_HOLD }, { headers: h }),
   ],
 ];
 /** Every endpoint: every operation (over HTTP and MCP), some with a request that would otherwise be a 404, 405 or 422, an unknown path, a wrong method and the tool list. */

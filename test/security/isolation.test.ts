@@ -1,14 +1,15 @@
 // Tenant isolation matrix (docs/api.md, "Authentication"): two organisations, each with
-// accounts, contacts, leads, bookings (incidents with phones), cursors of both
+// accounts, contacts, leads, bookings (incidents with phones), live holds, cursors of both
 // lists and a stored Idempotency-Key; both share one phone number besides.
 // Each in turn calls every operation of the test catalogue
 // (test/support/operations.ts), over HTTP and as an MCP tool, with its own
 // credentials aimed at the other's ids, emails, names, phones, cursors, slots
 // and key, and with swapped credentials (its key with the other's org id, the
 // other's key with its org id). Another org's record is indistinguishable from
-// a missing one (404 / not listed / invalid cursor), its bookings hold none of the
-// caller's places, cancelling or moving its incident is a 404 that changes no
-// byte of it, swapped credentials get the one uniform 401 — and not a byte of
+// a missing one (404 / not listed / invalid cursor / 422 not_found for a hold), its
+// bookings and holds hold none of the caller's places, cancelling or moving its
+// incident is a 404 and releasing or booking on its hold a 422 that change no
+// byte of them, swapped credentials get the one uniform 401 — and not a byte of
 // the other org's data (ids, names, emails, phones, addresses, cursors, keys,
 // its random tag) appears in any answer, while its rows stay exactly as they were.
 import { env } from "cloudflare:test";
@@ -38,6 +39,8 @@ interface Profile {
   cursors: { plain: string; account: string };
   /** Its incidents (the first with its own phone, the second with the shared one) and cursors of their list. */
   incidents: { id: string; dateTime: string }[];
+  /** Its live holds (15 minutes) at slots nobody books: one probed over HTTP, one over MCP. */
+  holds: { id: string; dateTime: string }[];
   incidentCursors: { plain: string; scheduled: string };
   /** The ids of the events its seeding recorded, and cursors of their list. */
   events: string[];
@@ -64,8 +67,8 @@ async function as(tenant: Tenant, path: string, json?: unknown, headers: Record<
   return res.body;
 }
 
-/** An org open around the clock with capacity 1, two accounts, three contacts, three leads (two under keys), two bookings. */
-async function seed(label: string, slots: [string, string]): Promise<Profile> {
+/** An org open around the clock with capacity 1, two accounts, three contacts, three leads (two under keys), two bookings, two holds. */
+async function seed(label: string, slots: [string, string], holdSlots: [string, string]): Promise<Profile> {
   const tag = `${label}${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
   const digits = String(Math.floor(Math.random() * 1e7)).padStart(7, "0");
   // 646-555-1xxx for A, 2xxx for B: never the same number.
@@ -135,6 +138,12 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     );
   expect(incidents.map((i) => i.accountId)).toEqual([accounts[0]!.id, accounts[0]!.id]);
   expect(incidents.map((i) => i.phone)).toEqual([phone.e164, SHARED_PHONE]);
+  const holds = [];
+  for (const dateTime of holdSlots) {
+    const held = await as(tenant, "/api/v1/ai-agent/hold-slot", { dateTime, holdMinutes: 15 });
+    expect(held.slot).toMatchObject({ start: dateTime, remaining: 0 });
+    holds.push({ id: held.holdId as string, dateTime });
+  }
   const cursors = {
     plain: (await as(tenant, "/api/v1/contacts?limit=1")).nextCursor as string,
     account: (await as(tenant, `/api/v1/contacts?limit=1&accountId=${accounts[0]!.id}`)).nextCursor as string,
@@ -144,7 +153,7 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     scheduled: (await as(tenant, "/api/v1/incidents?limit=1&status=scheduled")).nextCursor as string,
   };
   expect(Object.values(incidentCursors)).toEqual([expect.any(String), expect.any(String)]);
-  // One event per change: three contacts, three leads, two bookings.
+  // One event per change: three contacts, three leads, two bookings (holds are not events).
   const events = ((await as(tenant, "/api/v1/events?limit=200")).data as { id: string }[]).map((e) => e.id);
   expect(events).toHaveLength(8);
   const eventCursors = {
@@ -173,6 +182,7 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     service.name,
     ...contacts.map((c) => c.id),
     ...incidents.map((i) => i.id),
+    ...holds.map((h) => h.id),
     ...contactBodies.flatMap((body) => Object.values(body).filter((v) => v.includes(tag) || v.includes(digits))),
   ];
   return {
@@ -184,6 +194,7 @@ async function seed(label: string, slots: [string, string]): Promise<Profile> {
     slots,
     cursors,
     incidents: incidents.map(({ id, dateTime }) => ({ id, dateTime })),
+    holds,
     incidentCursors,
     events,
     eventCursors,
@@ -200,8 +211,8 @@ let uniform401: Record<string, unknown>;
 beforeAll(async () => {
   // Interleaved slots two days ahead, from one clock reading (an hour may turn between the seeds).
   const now = Date.now();
-  profiles.A = await seed("a", [slotIn(49, now), slotIn(51, now)]);
-  profiles.B = await seed("b", [slotIn(50, now), slotIn(52, now)]);
+  profiles.A = await seed("a", [slotIn(49, now), slotIn(51, now)], [slotIn(53, now), slotIn(55, now)]);
+  profiles.B = await seed("b", [slotIn(50, now), slotIn(52, now)], [slotIn(54, now), slotIn(56, now)]);
   // The one 401 body (minus its requestId) every credential failure must answer.
   const { requestId: _, ...body } = (
     await call({ apiKey: `fsk_${"0".repeat(40)}`, orgId: profiles.A.tenant.orgId }, "/api/v1/contacts")
@@ -255,6 +266,8 @@ interface Case {
   expect(res: ReadResponse, caller: Profile, victim: Profile): void;
   /** The other org's incident the request aims to change: its row is read back, byte for byte the same. */
   changes?: (victim: Profile) => string;
+  /** The other org's hold the request aims to release or use: its row is read back, byte for byte the same. */
+  changesHold?: (victim: Profile) => string;
   /** What else the request counts as carrying (a phone it sent in another spelling, as the answer normalises it). */
   carries?: (victim: Profile) => string;
 }
@@ -279,6 +292,12 @@ function operationOf(sent: Sent): string | undefined {
 
 const incidentRow = async (id: string) =>
   (await env.DB.prepare("SELECT * FROM incidents WHERE id = ?").bind(id).all()).results;
+const holdRow = async (id: string) => (await env.DB.prepare("SELECT * FROM holds WHERE id = ?").bind(id).all()).results;
+
+const expectHoldNotFound = (res: ReadResponse) => {
+  expectProblem(res, 422, "validation_failed");
+  expect(res.body.errors).toEqual([{ path: "holdId", code: "not_found", message: expect.any(String) }]);
+};
 
 const emptyCaller = (phone: string) => ({ phone, contacts: [], accounts: [], upcomingIncidents: [] });
 
@@ -555,6 +574,16 @@ const PROBES: Record<string, Case[]> = {
         }),
     },
     {
+      name: "is-booking-available at the other org's held slot → available, all places left",
+      send: (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", body: { dateTime: v.holds[0]!.dateTime } }),
+      expect: (res, _c, v) =>
+        expect(res.body).toMatchObject({
+          available: true,
+          reason: null,
+          slot: { start: v.holds[0]!.dateTime, remaining: 1 },
+        }),
+    },
+    {
       name: "MCP check_booking_availability at the other org's booked slot → available",
       send: (_c, v) => ({ tool: "check_booking_availability", args: { dateTime: v.slots[1] } }),
       expect: (res, _c, v) =>
@@ -567,6 +596,15 @@ const PROBES: Record<string, Case[]> = {
       send: (_c, v) => ({ path: "/api/v1/ai-agent/available-appointments", body: { dateTime: v.slots[0], limit: 1 } }),
       expect: (res, _c, v) =>
         expect(res.body.slots).toEqual([expect.objectContaining({ start: v.slots[0], remaining: 1 })]),
+    },
+    {
+      name: "available-appointments from the other org's held slot → that slot, all places left",
+      send: (_c, v) => ({
+        path: "/api/v1/ai-agent/available-appointments",
+        body: { dateTime: v.holds[1]!.dateTime, limit: 1 },
+      }),
+      expect: (res, _c, v) =>
+        expect(res.body.slots).toEqual([expect.objectContaining({ start: v.holds[1]!.dateTime, remaining: 1 })]),
     },
     {
       name: "MCP find_available_appointments from the other org's booked slot → that slot",
@@ -620,6 +658,29 @@ const PROBES: Record<string, Case[]> = {
           isError: false,
           body: { accountId: null, appointment: { start: v.slots[1] } },
         }),
+    },
+    {
+      name: "create-incident {holdId: the other org's hold, at its start} → 422 not_found on holdId, its hold unchanged",
+      send: (_c, v) => ({
+        path: "/api/v1/ai-agent/create-incident",
+        body: { dateTime: v.holds[0]!.dateTime, clientName: "Intruder", insectName: "Ants", holdId: v.holds[0]!.id },
+      }),
+      expect: expectHoldNotFound,
+      changesHold: (v) => v.holds[0]!.id,
+    },
+    {
+      name: "MCP create_incident {holdId: the other org's hold, at its start} → isError 422 not_found, its hold unchanged",
+      send: (_c, v) => ({
+        tool: "create_incident",
+        args: { dateTime: v.holds[1]!.dateTime, clientName: "Intruder", insectName: "Ants", holdId: v.holds[1]!.id },
+      }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: true,
+          status: 422,
+          body: { errors: [{ path: "holdId", code: "not_found" }] },
+        }),
+      changesHold: (v) => v.holds[1]!.id,
     },
   ],
   create_lead: [
@@ -726,14 +787,77 @@ const PROBES: Record<string, Case[]> = {
       changes: (v) => v.incidents[0]!.id,
     },
   ],
+  // After the probes above that see the other org's held slots free (and book on its holds in vain).
+  hold_slot: [
+    {
+      name: "hold-slot {the other org's serviceId} → 422 not_found on serviceId",
+      send: (c, v) => ({
+        path: "/api/v1/ai-agent/hold-slot",
+        body: { dateTime: c.slots[0], serviceId: v.service },
+      }),
+      expect: (res) => {
+        expectProblem(res, 422, "validation_failed");
+        expect(res.body.errors).toEqual([expect.objectContaining({ path: "serviceId", code: "not_found" })]);
+      },
+    },
+    {
+      name: "hold-slot at the other org's held slot → held, the caller's one place (the other org's hold takes none)",
+      send: (_c, v) => ({ path: "/api/v1/ai-agent/hold-slot", body: { dateTime: v.holds[0]!.dateTime } }),
+      expect: (res, c, v) => {
+        expect(res.status, res.text).toBe(200);
+        expect(res.body).toMatchObject({ slot: { start: v.holds[0]!.dateTime, remaining: 0 }, technicianId: null });
+        expect([...v.holds, ...c.holds].map((h) => h.id)).not.toContain(res.body.holdId);
+      },
+    },
+    {
+      name: "MCP hold_slot at the other org's held slot → held",
+      send: (_c, v) => ({ tool: "hold_slot", args: { dateTime: v.holds[1]!.dateTime } }),
+      expect: (res, _c, v) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: false,
+          body: { slot: { start: v.holds[1]!.dateTime, remaining: 0 } },
+        }),
+    },
+  ],
+  release_hold: [
+    ...[false, true].map(
+      (keyed): Case => ({
+        name: `release-hold {the other org's hold}${keyed ? " with an Idempotency-Key" : ""} → 422 not_found, its hold unchanged`,
+        send: (_c, v) => ({
+          path: "/api/v1/ai-agent/release-hold",
+          body: { holdId: v.holds[0]!.id },
+          headers: keyed ? { "Idempotency-Key": "isolation-release" } : ({} as Record<string, string>),
+        }),
+        expect: expectHoldNotFound,
+        changesHold: (v) => v.holds[0]!.id,
+      }),
+    ),
+    {
+      name: "MCP release_hold {the other org's hold} → isError 422 not_found, its hold unchanged",
+      send: (_c, v) => ({ tool: "release_hold", args: { holdId: v.holds[1]!.id } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: true,
+          status: 422,
+          body: { errors: [{ path: "holdId", code: "not_found" }] },
+        }),
+      changesHold: (v) => v.holds[1]!.id,
+    },
+    {
+      name: "release-hold {own hold} → 200 released (the control)",
+      send: (c) => ({ path: "/api/v1/ai-agent/release-hold", body: { holdId: c.holds[1]!.id } }),
+      expect: (res, c) => expect([res.status, res.body]).toEqual([200, { holdId: c.holds[1]!.id, released: true }]),
+    },
+  ],
 };
 const CASES = Object.values(PROBES).flat();
 
-/** The other org's first account and incident, as the fixture of the catalogue's samples: they aim at them. */
+/** The other org's first account, incident and hold, as the fixture of the catalogue's samples: they aim at them. */
 const aimedAt = (caller: Profile, victim: Profile): Fixture => ({
   tenant: caller.tenant,
   accountId: victim.accounts[0]!.id,
   incidentId: victim.incidents[0]!.id,
+  holdId: victim.holds[0]!.id,
 });
 
 /**
@@ -762,6 +886,10 @@ const REQUESTS: [string, (caller: Profile, victim: Profile) => Sent][] = [
   [
     "is-booking-available {victim's slot}",
     (_c, v) => ({ path: "/api/v1/ai-agent/is-booking-available", body: { dateTime: v.slots[0] } }),
+  ],
+  [
+    "release-hold {victim's other hold}",
+    (_c, v) => ({ path: "/api/v1/ai-agent/release-hold", body: { holdId: v.holds[1]!.id } }),
   ],
   [
     "create-incident {victim's slot}",
@@ -797,7 +925,7 @@ const DIRECTIONS = [
 ] as const;
 const MATRIX_SIZE = DIRECTIONS.length * (CASES.length + SWAPPED.length);
 
-const TABLES = ["accounts", "contacts", "leads", "incidents", "idempotency_keys", "events"];
+const TABLES = ["accounts", "contacts", "leads", "incidents", "holds", "idempotency_keys", "events"];
 
 /** Every stored byte of the org (api_keys without last_used_at, a hint the org's own requests move). */
 async function snapshot(orgId: string) {
@@ -841,11 +969,15 @@ describe(`tenant isolation matrix: ${MATRIX_SIZE} cases (${CASES.length} probes 
       const changed = c.changes?.(victim());
       const row = changed === undefined ? undefined : await incidentRow(changed);
       if (changed !== undefined) expect(row).toHaveLength(1);
+      const held = c.changesHold?.(victim());
+      const hold = held === undefined ? undefined : await holdRow(held);
+      if (held !== undefined) expect(hold).toHaveLength(1);
       const res = await perform(caller().tenant, sent);
       c.expect(res, caller(), victim());
       expectNothingOf(victim(), res, JSON.stringify(sent) + (c.carries?.(victim()) ?? ""));
-      // Read back: the other org's incident is exactly as it was, byte for byte.
+      // Read back: the other org's incident, or hold, is exactly as it was, byte for byte.
       if (changed !== undefined) expect(await incidentRow(changed)).toEqual(row);
+      if (held !== undefined) expect(await holdRow(held)).toEqual(hold);
     });
 
     it.each(SWAPPED.map((s) => [s.name, s] as const))("%s", async (_name, s) => {

@@ -7,9 +7,9 @@
 // drizzle/schema.ts (both spellings). Each is refused as 422 unknown_field
 // naming exactly the injected fields, and D1 shows nothing stored or changed:
 // no row count of the org or of the org it names changes (its events included:
-// a refused request records none), no incident of either changes (the
-// fixture's incident is there for cancel and reschedule to meet), and no row
-// anywhere carries an injected id.
+// a refused request records none), no incident or hold of either changes (the
+// fixture's incident is there for cancel and reschedule to meet, its hold for
+// release), and no row anywhere carries an injected id.
 import { env } from "cloudflare:test";
 import { getTableColumns } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -29,6 +29,7 @@ import {
 import { expectProblem } from "../support/problem";
 import { call } from "../support/request";
 import { openTenant, type Tenant } from "../support/tenants";
+import { slotIn } from "../support/time";
 
 const ADDRESS = ["buildingLocation", "street1", "street2", "city", "postalCode", "state", "country"];
 const PHONES = ["mobilePhone", "businessPhone"];
@@ -59,7 +60,9 @@ const ALLOWED: Record<string, string[]> = {
   get_account: [],
   find_available_appointments: ["dateTime", "serviceId", "postalCode", "insectName", "limit"],
   check_booking_availability: ["dateTime", "serviceId", "postalCode", "insectName"],
-  create_incident: ["dateTime", "clientName", "insectName", "phone", "notes", "serviceId", "postalCode"],
+  create_incident: ["dateTime", "clientName", "insectName", "phone", "notes", "serviceId", "postalCode", "holdId"],
+  hold_slot: ["dateTime", "serviceId", "insectName", "postalCode", "holdMinutes"],
+  release_hold: ["holdId"],
   find_caller: ["phone"],
   get_incident: [],
   list_incidents: [...PAGE, "from", "to", "status", "accountId", "phone", "updatedSince", "technicianId", "serviceId"],
@@ -81,6 +84,7 @@ const TABLES = [
   schema.contacts,
   schema.leads,
   schema.incidents,
+  schema.holds,
   schema.idempotencyKeys,
   schema.events,
   schema.webhookEndpoints,
@@ -148,11 +152,13 @@ const withField = (body: object, field: string, value: unknown) => {
   return out;
 };
 
-const COUNT_TABLES = ["api_keys", "accounts", "contacts", "leads", "incidents", "idempotency_keys", "events"];
-// Besides the counts, every incident of both orgs as stored: a cancel or reschedule changes rows, not counts.
+const COUNT_TABLES = ["api_keys", "accounts", "contacts", "leads", "incidents", "holds", "idempotency_keys", "events"];
+// Besides the counts, every incident and hold of both orgs as stored: a cancel, reschedule or release changes rows, not counts.
 const INCIDENTS = (n: number) =>
   `(SELECT group_concat(row, ';') FROM (SELECT id || '|' || status || '|' || starts_at || '|' || ends_at || '|' || updated_at || '|' || coalesce(cancelled_at, '') || '|' || coalesce(cancel_reason, '') || '|' || coalesce(phone, '') || '|' || coalesce(account_id, '') AS row FROM incidents WHERE org_id = ?${n} ORDER BY id))`;
-const COUNTS = `SELECT (SELECT count(*) FROM orgs), ${[1, 2].flatMap((n) => [...COUNT_TABLES.map((t) => `(SELECT count(*) FROM ${t} WHERE org_id = ?${n})`), INCIDENTS(n)]).join(", ")}`;
+const HOLDS = (n: number) =>
+  `(SELECT group_concat(row, ';') FROM (SELECT id || '|' || starts_at || '|' || occupied_until || '|' || expires_at || '|' || coalesce(ended_at, '') || '|' || coalesce(incident_id, '') || '|' || coalesce(technician_id, '') AS row FROM holds WHERE org_id = ?${n} ORDER BY id))`;
+const COUNTS = `SELECT (SELECT count(*) FROM orgs), ${[1, 2].flatMap((n) => [...COUNT_TABLES.map((t) => `(SELECT count(*) FROM ${t} WHERE org_id = ?${n})`), INCIDENTS(n), HOLDS(n)]).join(", ")}`;
 /** The counts and incidents of the attacking org and of the victim. */
 const counts = async (attacker: Tenant) => (await env.DB.prepare(COUNTS).bind(attacker.orgId, victim.orgId).raw())[0];
 
@@ -165,6 +171,7 @@ async function expectNoInjectedRow() {
     "contacts",
     "leads",
     "incidents",
+    "holds",
     "idempotency_keys",
     "events",
   ]) {
@@ -187,8 +194,10 @@ const expectUnknownFields = (
 
 beforeAll(async () => {
   victim = await openTenant("Mass assignment victim");
-  // The victim has an incident too: no injected org id may reach it.
+  // The victim has an incident and a live hold too: no injected org id may reach them.
   await bookIncident(victim);
+  const held = await call(victim, "/api/v1/ai-agent/hold-slot", { body: { dateTime: slotIn(20), holdMinutes: 15 } });
+  expect(held.status, held.text).toBe(200);
 });
 
 /** The attacker's request headers beside its credentials: an Idempotency-Key, if any. */

@@ -8,14 +8,14 @@
 // operation live in a table of that suite keyed by tool name, which it checks
 // against this catalogue's tools.
 import { eq } from "drizzle-orm";
-import { apiKeys, incidents } from "../../drizzle/schema";
+import { apiKeys, holds, incidents } from "../../drizzle/schema";
 import { newId } from "../../src/lib/ids";
 import { addService } from "./catalogue";
 import type { ReadResponse } from "./http";
 import { mcpCall } from "./mcp";
 import { call } from "./request";
 import { addAccount, db, newTenant, openAlways, type Tenant } from "./tenants";
-import { HOUR, slotAt } from "./time";
+import { HOUR, MINUTE, slotAt } from "./time";
 
 // A whole UTC hour two days ahead: open, bookable, far from notice and horizon edges.
 export const SLOT = slotAt(2, 15);
@@ -23,15 +23,19 @@ export const SLOT = slotAt(2, 15);
 export const NEW_SLOT = slotAt(2, 17);
 export const PHONE = "+19175550134";
 export const ACCOUNT_NAME = "Fault Tolerant Ltd";
-export const WRITE_TABLES = ["leads", "contacts", "incidents"] as const;
+export const WRITE_TABLES = ["leads", "contacts", "incidents", "holds"] as const;
 export type WriteTable = (typeof WRITE_TABLES)[number];
 
-/** A fresh org (so a cold key), its schedule, one account, and for the incident operations one incident at SLOT. */
+/** A fresh org (so a cold key), its schedule, one account, for the incident operations one incident at SLOT, and for the hold operations one live hold at SLOT. */
 export interface Fixture {
   tenant: Tenant;
   accountId: string;
   incidentId: string;
+  holdId: string;
 }
+
+/** How long the fixture's hold is live (hold-slot's default). */
+export const HOLD_MS = 5 * MINUTE;
 
 export async function fixture(op: Operation): Promise<Fixture> {
   const tenant = await newTenant("Catalogue");
@@ -58,9 +62,28 @@ export async function fixture(op: Operation): Promise<Fixture> {
         createdAt: now,
         updatedAt: now,
       });
+  // Inserted as hold-slot stores one (the default visit at SLOT, live for 5 minutes), not through the API either.
+  const holdId = newId("hold", now);
+  if (op.hold)
+    await db()
+      .insert(holds)
+      .values({
+        id: holdId,
+        orgId: tenant.orgId,
+        startsAt: Date.parse(SLOT),
+        endsAt: Date.parse(SLOT) + HOUR,
+        occupiedUntil: Date.parse(SLOT) + HOUR,
+        serviceId: null,
+        technicianId: null,
+        postalCode: null,
+        expiresAt: now + HOLD_MS,
+        endedAt: null,
+        incidentId: null,
+        createdAt: now,
+      });
   if (op.services)
     await addService(tenant, { name: "Termite treatment", durationMinutes: 180, keywords: ["termites"] });
-  return { tenant, accountId: id, incidentId };
+  return { tenant, accountId: id, incidentId, holdId };
 }
 
 export interface Operation {
@@ -71,10 +94,16 @@ export interface Operation {
   /** The body of a POST, or the tool's arguments of a GET; a tool on one incident gets its `id` besides. */
   args: (f: Fixture) => Record<string, unknown>;
   writes?: WriteTable;
+  /** The member of its 200 answer that holds the id of the row it writes (default `id`). */
+  writtenId?: "holdId";
+  /** A write that records no event (holds are not events: docs/api.md, "Holding a slot"). */
+  noEvent?: boolean;
   /** Works on the fixture's incident (which must then exist). */
   incident?: boolean;
-  /** Changes the fixture's incident. */
-  changes?: "cancel" | "reschedule";
+  /** Works on the fixture's hold (which must then exist, live). */
+  hold?: boolean;
+  /** Changes the fixture's incident (cancel, reschedule) or its hold (release). */
+  changes?: "cancel" | "reschedule" | "release";
   /** Reads the org's services (the fixture then has one). */
   services?: boolean;
   /** Answered from what authentication read with the key: no round trip of its own. */
@@ -136,6 +165,26 @@ export const OPERATIONS: Operation[] = [
     writes: "incidents",
   },
   {
+    name: "hold slot",
+    tool: "hold_slot",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/hold-slot",
+    args: () => ({ dateTime: SLOT, holdMinutes: 5 }),
+    writes: "holds",
+    writtenId: "holdId",
+    noEvent: true,
+  },
+  {
+    name: "release hold",
+    tool: "release_hold",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/release-hold",
+    args: (f) => ({ holdId: f.holdId }),
+    hold: true,
+    changes: "release",
+    noEvent: true,
+  },
+  {
     name: "list services",
     tool: "list_services",
     method: "GET",
@@ -195,13 +244,20 @@ export const OPERATIONS: Operation[] = [
   },
 ];
 export const CHANGES = OPERATIONS.filter((op) => op.changes);
+/** The changes of the fixture's incident (cancel, reschedule): a conditional UPDATE of it and its event, in one batch. */
+export const INCIDENT_CHANGES = CHANGES.filter((op) => op.incident);
 /** The catalogue's tool names, sorted: what a suite's table keyed by tool must hold. */
 export const TOOLS = OPERATIONS.map((op) => op.tool).sort();
 
 export type Transport = "http" | "mcp";
 
 // The fixture of a path as src/routes declares it: each id is `{id}`.
-const TEMPLATE: Fixture = { tenant: { orgId: "", apiKey: "", keyId: "" }, accountId: "{id}", incidentId: "{id}" };
+const TEMPLATE: Fixture = {
+  tenant: { orgId: "", apiKey: "", keyId: "" },
+  accountId: "{id}",
+  incidentId: "{id}",
+  holdId: "{holdId}",
+};
 
 /** The operation's path as src/routes declares it (`/api/v1/incidents/{id}/cancel`), without the sample's query. */
 export const pathTemplate = (op: Operation): string => op.path(TEMPLATE).split("?")[0]!;

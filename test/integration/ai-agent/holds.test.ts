@@ -543,6 +543,20 @@ describe("Idempotency-Key on hold-slot", () => {
     expectProblem(await hold(t, at + HOUR, {}, key), 422, "idempotency_key_reused");
     expect((await check(t, at + HOUR)).body.slot.remaining).toBe(3);
   });
+
+  it("a release refused for its reused key releases nothing; its own retry replays", async () => {
+    const t = await openTenant(undefined, { capacity: 1 });
+    const [first, second] = [daysAhead(2, 10), daysAhead(2, 11)];
+    const ids = [(await hold(t, first)).body.holdId, (await hold(t, second)).body.holdId];
+    const key = { "Idempotency-Key": `release-${unique()}` };
+    const released = await call(t, RELEASE, { body: { holdId: ids[0] }, headers: key });
+    expect(released.status, released.text).toBe(200);
+    expectProblem(await call(t, RELEASE, { body: { holdId: ids[1] }, headers: key }), 422, "idempotency_key_reused");
+    expect((await check(t, second)).body.available).toBe(false);
+    const again = await call(t, RELEASE, { body: { holdId: ids[0] }, headers: key });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.body).toEqual({ holdId: ids[0], released: true });
+  });
 });
 
 describe("MCP tools hold_slot and release_hold", () => {

@@ -1,8 +1,9 @@
-// The MCP server through the official SDK client: the fourteen tools with the
+// The MCP server through the official SDK client: the sixteen tools with the
 // operations' own input schemas, the same JSON results as HTTP, failures as
 // isError results carrying the problem document.
 
 import { beforeAll, describe, expect, it } from "vitest";
+import { holdSlotBody } from "../../../src/schemas/holds";
 import { createLeadBody } from "../../../src/schemas/leads";
 import { mcpClient as connect } from "../../support/mcp";
 import { call } from "../../support/request";
@@ -25,7 +26,7 @@ describe("MCP server at /mcp", () => {
     await expect(connect(null)).rejects.toThrow(/401/);
   });
 
-  it("lists the fourteen tools with the operations' input schemas", async () => {
+  it("lists the sixteen tools with the operations' input schemas", async () => {
     const client = await connect(a);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
@@ -38,10 +39,12 @@ describe("MCP server at /mcp", () => {
       "find_caller",
       "get_account",
       "get_incident",
+      "hold_slot",
       "list_contacts",
       "list_events",
       "list_incidents",
       "list_services",
+      "release_hold",
       "reschedule_incident",
     ]);
     // An id in the path becomes an `id` argument, beside the body's fields.
@@ -56,7 +59,58 @@ describe("MCP server at /mcp", () => {
     expect(lead.additionalProperties).toBe(false);
     const incident = tools.find((t) => t.name === "create_incident");
     expect(incident?.inputSchema.required).toEqual(["dateTime", "clientName", "insectName"]);
+    expect(Object.keys(incident?.inputSchema.properties ?? {})).toContain("holdId");
     expect(incident?.outputSchema?.type).toBe("object");
+    const hold = tools.find((t) => t.name === "hold_slot")?.inputSchema;
+    expect(hold?.required).toEqual(["dateTime"]);
+    expect(Object.keys(hold?.properties ?? {}).sort()).toEqual(Object.keys(holdSlotBody().shape).sort());
+    expect(hold?.additionalProperties).toBe(false);
+    const release = tools.find((t) => t.name === "release_hold")?.inputSchema;
+    expect([release?.required, release?.additionalProperties]).toEqual([["holdId"], false]);
+  });
+
+  it("holds a place, books on the hold and releases it, with the same JSON as HTTP", async () => {
+    const client = await connect(a);
+    const start = slotAt(4, 11);
+    const before = Date.now();
+    const held = await client.callTool({ name: "hold_slot", arguments: { dateTime: start, holdMinutes: 2 } });
+    expect(held.isError, JSON.stringify(held)).toBeFalsy();
+    expect(held.structuredContent).toEqual(text(held));
+    const hold = text(held);
+    expect(hold).toMatchObject({
+      holdId: expect.stringMatching(/^hold_[0-9a-z]{26}$/),
+      slot: { start, remaining: 0 },
+      technicianId: null,
+    });
+    const expiresAt = Date.parse(hold.expiresAt);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 2 * 60_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 2 * 60_000);
+    // The hold takes the one place, for HTTP as for the tools.
+    const check = await client.callTool({ name: "check_booking_availability", arguments: { dateTime: start } });
+    expect(text(check)).toMatchObject({ available: false, reason: "fully_booked" });
+    expect((await call(a, "/api/v1/ai-agent/is-booking-available", { body: { dateTime: start } })).body).toEqual(
+      text(check),
+    );
+    const booked = await client.callTool({
+      name: "create_incident",
+      arguments: { dateTime: start, clientName: "Held caller", insectName: "Ants", holdId: hold.holdId },
+    });
+    expect(booked.isError, JSON.stringify(booked)).toBeFalsy();
+    expect(text(booked)).toMatchObject({ appointment: { start, remaining: 0 }, holdExpired: false });
+    // Releasing the used hold is the same 200 (agents retry) and frees nothing the booking took.
+    const released = await client.callTool({ name: "release_hold", arguments: { holdId: hold.holdId } });
+    expect(text(released)).toEqual({ holdId: hold.holdId, released: true });
+    expect((await call(a, "/api/v1/ai-agent/release-hold", { body: { holdId: hold.holdId } })).body).toEqual(
+      text(released),
+    );
+    const still = await client.callTool({ name: "check_booking_availability", arguments: { dateTime: start } });
+    expect(text(still)).toMatchObject({ available: false, reason: "fully_booked" });
+    const unknown = await client.callTool({
+      name: "release_hold",
+      arguments: { holdId: "hold_00000000000000000000000000" },
+    });
+    expect(unknown.isError).toBe(true);
+    expect(text(unknown)).toMatchObject({ status: 422, errors: [{ path: "holdId", code: "not_found" }] });
   });
 
   it("finds slots, books one and sees it gone, with the same JSON as HTTP", async () => {

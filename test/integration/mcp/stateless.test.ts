@@ -84,6 +84,11 @@ describe("tool annotations", () => {
         .flatMap((trip) => trip.sql)
         .filter((sql) => WRITE.test(sql) && !/api_keys/.test(sql));
       expect(writes.length === 0, `${op.tool} writes: ${writes.join("; ")}`).toBe(tool.annotations.readOnlyHint);
+      // A write creates (hold_slot too: each call a new hold) or changes what exists (release_hold: again is the same).
+      if (!tool.annotations.readOnlyHint)
+        expect([tool.annotations.destructiveHint, tool.annotations.idempotentHint], op.tool).toEqual(
+          op.changes ? [true, true] : [false, false],
+        );
       const documented = DOCUMENTED.find((d) => d?.operationId !== undefined && d.summary === tool.title);
       expect(documented?.["x-read-only" as never], op.tool).toBe(tool.annotations.readOnlyHint);
     },

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { type EventType, incidents as incidentTable } from "../../../drizzle/schema";
+import { type EventType, holds as holdTable, incidents as incidentTable } from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
 import { addService } from "../../support/catalogue";
 import type { ReadResponse } from "../../support/http";
@@ -74,6 +74,25 @@ export interface IssuedEventCursor {
   after: number;
 }
 
+/**
+ * A hold of the org as the answers made it (docs/api.md, "Holding a slot"):
+ * the place it keeps (the default visit, an hour without buffer), its expiry
+ * as answered, and when it was first released (between these clocks: its
+ * row's expiry is then 0, and it ended at the earlier of its expiry and the release).
+ */
+export interface HoldRecord {
+  start: number;
+  end: number;
+  expiresAt: number;
+  released?: { before: number; after: number };
+}
+
+/** Whether a hold occupies its place at `now`: not released, not expired. */
+export const isLive = (hold: HoldRecord, now: number) => hold.released === undefined && hold.expiresAt > now;
+
+/** The org's holds that occupy a place at `now`. */
+export const liveHolds = (fx: Fixture, now: number) => [...fx.holds.values()].filter((hold) => isLive(hold, now));
+
 /** A position a list cursor was issued after: the (sort time, id) of the last row of its page. */
 export interface IssuedCursor {
   token: string;
@@ -88,6 +107,8 @@ export interface Fixture {
   leads: Set<string>;
   /** Every incident of the org as it is now, by id, in the order they were booked. */
   incidents: Map<string, IncidentView>;
+  /** Every hold of the org, by id, in the order they were made (holds are not events). */
+  holds: Map<string, HoldRecord>;
   /**
    * The events of the org's seeding and fresh bookings, in commit order (the
    * requests run one at a time). The fuzzed requests' own are not tracked: the
@@ -127,6 +148,7 @@ export interface Counts {
   leads: number;
   contacts: number;
   incidents: number;
+  holds: number;
   accounts: number;
   keys: number;
 }
@@ -144,6 +166,9 @@ export interface Foreign {
   phones: string[];
   /** Its incidents' rows as stored after seeding: no request to the org under test may change them. */
   incidentRows: unknown[];
+  /** Its holds (live, short-lived and released ones) and their rows as stored after seeding: the same. */
+  holdIds: string[];
+  holdRows: unknown[];
 }
 
 /** A request as the fixture's org with the real bindings (D1, rate limiter), counted against its budget. */
@@ -244,6 +269,42 @@ async function change(fx: Fixture, id: string, action: "cancel" | "reschedule", 
   );
 }
 
+/** A seeding hold of the default visit at `hours` ahead (hold-slot records no event); released at once if `release`. */
+async function seedHold(fx: Fixture, hours: number, holdMinutes: number, release = false) {
+  const start = hoursAhead(hours);
+  const res = await send(fx, "/api/v1/ai-agent/hold-slot", { body: { dateTime: iso(start), holdMinutes } });
+  expect(res.status, res.text).toBe(200);
+  const id = res.body.holdId as string;
+  fx.holds.set(id, { start, end: start + HOUR, expiresAt: Date.parse(res.body.expiresAt) });
+  if (!release) return;
+  const before = Date.now();
+  const released = await send(fx, "/api/v1/ai-agent/release-hold", { body: { holdId: id } });
+  expect([released.status, released.body], released.text).toEqual([200, { holdId: id, released: true }]);
+  fx.holds.get(id)!.released = { before, after: Date.now() };
+}
+
+/** Inserts a hold that expired a minute ago (the API cannot make one): its id still answers, as lapsed, until the sweep. */
+async function insertLapsed(fx: Fixture, hours: number) {
+  const now = Date.now();
+  const start = hoursAhead(hours, now);
+  const row = {
+    id: newId("hold", now),
+    orgId: fx.tenant.orgId,
+    startsAt: start,
+    endsAt: start + HOUR,
+    occupiedUntil: start + HOUR,
+    serviceId: null,
+    technicianId: null,
+    postalCode: null,
+    expiresAt: now - MINUTE,
+    endedAt: null,
+    incidentId: null,
+    createdAt: now - 6 * MINUTE,
+  };
+  await db().insert(holdTable).values(row);
+  fx.holds.set(row.id, { start, end: start + HOUR, expiresAt: row.expiresAt });
+}
+
 /** Inserts an incident whose appointment has already started (the API cannot book one), `hours` before the current hour. */
 async function insertStarted(fx: Fixture, hoursAgo: number, phone: string) {
   const now = Date.now();
@@ -312,7 +373,7 @@ let fixtureCount = 0;
  * phone), and incidents in every state: booked with a phone and linked to an
  * account, booked with a foreign-looking phone, cancelled, a full slot's two
  * bookings, one in progress and one over (both inserted: the API cannot book
- * them); and cursors of both lists.
+ * them); holds live, lapsing, released and lapsed (inserted); and cursors of both lists.
  */
 export async function newFixture(): Promise<Fixture> {
   const tenant = await openTenant("Fuzz Org", { capacity: 2, horizonDays: 30 });
@@ -338,6 +399,7 @@ export async function newFixture(): Promise<Fixture> {
     contacts: new Map(),
     leads: new Set(),
     incidents: new Map(),
+    holds: new Map(),
     phones: phones as [string, string, string],
     fullSlot: "",
     freshHour: 100,
@@ -389,6 +451,13 @@ export async function newFixture(): Promise<Fixture> {
   await book(fx, 51, { clientName: "Full slot two", dateTime: fx.fullSlot });
   await insertStarted(fx, 0, phones[0]!);
   await insertStarted(fx, 5, phones[0]!);
+  // Holds: two live for the run (one beside a booking, one alone), one that lapses within the minute, one
+  // released, one lapsed already.
+  await seedHold(fx, 48, 15);
+  await seedHold(fx, 56, 15);
+  await seedHold(fx, 57, 1);
+  await seedHold(fx, 58, 15, true);
+  await insertLapsed(fx, 59);
 
   fx.cursors.incidents = {
     plain: await incidentCursor(fx, ""),
@@ -405,6 +474,7 @@ export async function newFixture(): Promise<Fixture> {
 }
 
 const INCIDENT_ROWS = "SELECT * FROM incidents WHERE org_id = ? ORDER BY id";
+const HOLD_ROWS = "SELECT * FROM holds WHERE org_id = ? ORDER BY id";
 
 export async function newForeign(): Promise<Foreign> {
   const fx = await newFixture();
@@ -419,6 +489,8 @@ export async function newForeign(): Promise<Foreign> {
     eventCursor: fx.cursors.events.plain.token,
     phones: fx.phones,
     incidentRows: (await env.DB.prepare(INCIDENT_ROWS).bind(fx.tenant.orgId).all()).results,
+    holdIds: [...fx.holds.keys()],
+    holdRows: (await env.DB.prepare(HOLD_ROWS).bind(fx.tenant.orgId).all()).results,
   };
 }
 
@@ -482,6 +554,44 @@ export async function expectIncidentsAsAnswered(fx: Fixture, foreign: Foreign) {
   const stored = Object.fromEntries((own!.results as Record<string, unknown>[]).map((row) => [row.id, viewOfRow(row)]));
   expect(stored, "incidents stored otherwise than answered").toEqual(Object.fromEntries(fx.incidents));
   expect(other!.results, "the other org's incidents changed").toEqual(foreign.incidentRows);
+}
+
+/**
+ * After a hold-slot or release-hold request: every hold of the org is stored
+ * exactly as the answers so far announced it — its place, and its expiry as
+ * answered, or once released an expiry of 0 and an end between the release's
+ * clocks (never after its own expiry) — and the other org's holds are exactly
+ * as they were seeded.
+ */
+export async function expectHoldsAsAnswered(fx: Fixture, foreign: Foreign) {
+  const [own, other] = await env.DB.batch([
+    env.DB.prepare(HOLD_ROWS).bind(fx.tenant.orgId),
+    env.DB.prepare(HOLD_ROWS).bind(foreign.tenant.orgId),
+  ]);
+  const stored = own!.results as Record<string, unknown>[];
+  expect(stored.map((row) => row.id)).toEqual([...fx.holds.keys()].sort());
+  for (const row of stored) {
+    const hold = fx.holds.get(row.id as string)!;
+    const { released } = hold;
+    expect(row, `hold ${row.id} stored otherwise than answered`).toMatchObject({
+      starts_at: hold.start,
+      ends_at: hold.end,
+      occupied_until: hold.end,
+      technician_id: null,
+      incident_id: null,
+      expires_at: released ? 0 : hold.expiresAt,
+      ended_at: released ? expect.any(Number) : null,
+    });
+    if (released) {
+      expect(row.ended_at as number, `hold ${row.id} ended before its release`).toBeGreaterThanOrEqual(
+        Math.min(hold.expiresAt, released.before),
+      );
+      expect(row.ended_at as number, `hold ${row.id} ended after its release`).toBeLessThanOrEqual(
+        Math.min(hold.expiresAt, released.after),
+      );
+    }
+  }
+  expect(other!.results, "the other org's holds changed").toEqual(foreign.holdRows);
 }
 
 /** Fixtures for one property: the current one until its request budget is spent. */
@@ -575,6 +685,25 @@ export function spell(number: string, n: number): string {
   return spellings[n % spellings.length]!;
 }
 
+/** The n-th hold of the org (in the order they were made). */
+export const nthHold = (fx: Fixture, n: number) => [...fx.holds.keys()][n % fx.holds.size]!;
+
+/** A hold id spoiled the n-th way: upper case, a character more or less, prefixed again, or padded with spaces (trimmed: still the id). */
+function spoilHold(id: string, n: number): string {
+  switch (n % 5) {
+    case 0:
+      return id.toUpperCase();
+    case 1:
+      return `${id}x`;
+    case 2:
+      return id.slice(0, -1);
+    case 3:
+      return `hold_${id}`;
+    default:
+      return ` ${id}\t`;
+  }
+}
+
 /** The n-th incident of the org (in booking order). */
 export const nthIncident = (fx: Fixture, n: number) => [...fx.incidents.keys()][n % fx.incidents.size]!;
 
@@ -619,6 +748,14 @@ export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: numb
     }
     case "fullSlot":
       return fx.fullSlot;
+    case "ownHoldId":
+      return nthHold(fx, value.n);
+    case "spoiledHoldId":
+      return spoilHold(nthHold(fx, value.n), Math.floor(value.n / 7));
+    case "foreignHoldId":
+      return foreign.holdIds[value.n % foreign.holdIds.length];
+    case "holdSlot":
+      return iso(fx.holds.get(nthHold(fx, value.n))!.start);
     case "ownPhone":
       return spell(fx.phones[value.n % 3]!, Math.floor(value.n / 3));
     case "foreignPhone":
@@ -747,16 +884,17 @@ export async function callTool(fx: Fixture, tool: string, args: unknown, idempot
 }
 
 const counts = (org: string) =>
-  ["leads", "contacts", "incidents", "accounts", "idempotency_keys"].map(
+  ["leads", "contacts", "incidents", "holds", "accounts", "idempotency_keys"].map(
     (table) => `(SELECT count(*) FROM ${table} WHERE org_id = ${org})`,
   );
 const COUNTS = `SELECT ${counts("?1").join(", ")}`;
 // The org under test and the other org in one round trip.
 const BOTH_COUNTS = `SELECT ${[...counts("?1"), ...counts("?2")].join(", ")}`;
-const asCounts = ([leads, contacts, incidents, accounts, keys]: number[]): Counts => ({
+const asCounts = ([leads, contacts, incidents, holds, accounts, keys]: number[]): Counts => ({
   leads: leads!,
   contacts: contacts!,
   incidents: incidents!,
+  holds: holds!,
   accounts: accounts!,
   keys: keys!,
 });
@@ -766,13 +904,14 @@ export const countRows = async (orgId: string) =>
 
 async function countBoth(orgId: string, otherOrgId: string): Promise<[Counts, Counts]> {
   const row = (await env.DB.prepare(BOTH_COUNTS).bind(orgId, otherOrgId).raw<number[]>())[0]!;
-  return [asCounts(row.slice(0, 5)), asCounts(row.slice(5))];
+  return [asCounts(row.slice(0, 6)), asCounts(row.slice(6))];
 }
 
 const known = (fx: Fixture): Counts => ({
   leads: fx.leads.size,
   contacts: fx.contacts.size,
   incidents: fx.incidents.size,
+  holds: fx.holds.size,
   accounts: fx.accounts.length,
   keys: fx.keys.size,
 });
@@ -823,6 +962,7 @@ export async function expectExactRows(fx: Fixture) {
   expect(await ids("leads", fx.tenant.orgId)).toEqual(fx.leads);
   expect(await ids("contacts", fx.tenant.orgId)).toEqual(new Set(fx.contacts.keys()));
   expect(await ids("incidents", fx.tenant.orgId)).toEqual(new Set(fx.incidents.keys()));
+  expect(await ids("holds", fx.tenant.orgId)).toEqual(new Set(fx.holds.keys()));
   const keys = await env.DB.prepare("SELECT key FROM idempotency_keys WHERE org_id = ?")
     .bind(fx.tenant.orgId)
     .all<{ key: string }>();
@@ -882,6 +1022,7 @@ export function expectNothingOf(foreign: Foreign, answer: Answer, sent: string) 
     foreign.contactId,
     foreign.cursor,
     ...foreign.incidentIds,
+    ...foreign.holdIds,
     foreign.incidentCursor,
     foreign.eventCursor,
     ...foreign.phones,

@@ -9,12 +9,13 @@
 // be below 500, a problem document when it is an error, a 422 that names the
 // offending fields (worked out by an oracle independent of the server), the
 // documented outcome for a valid body (for find-caller, the incident reads
-// and lists, cancel and reschedule: exactly the answer the fixture's contacts,
-// accounts and incidents, as the answers so far left them, call for), never
-// another org's data — and nothing may be stored but what the 2xx answers
-// announce (row counts of the org and of another org after every request,
-// every incident of both after each cancel or reschedule, and the exact ids
-// after each property). A test checks that every operation src/routes
+// and lists, cancel, reschedule, hold and release: exactly the answer the
+// fixture's contacts, accounts, incidents and holds, as the answers so far
+// left them, call for), never another org's data — and nothing may be stored
+// but what the 2xx answers announce (row counts of the org and of another org
+// after every request, every incident of both after each cancel or
+// reschedule, every hold of both after each hold or release, and the exact
+// ids after each property). A test checks that every operation src/routes
 // declares is fuzzed here.
 import type fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -26,6 +27,7 @@ import {
   bookFresh,
   type Counts,
   countRows,
+  expectHoldsAsAnswered,
   expectIncidentsAsAnswered,
   expectNothingOf,
   expectSaneHttp,
@@ -136,6 +138,7 @@ async function fuzzPost(op: PostOp, fx: Fixture, c: PostCase) {
     expectNothingForeign(answer, withNumbers(`${id ?? ""} ${sentText}`, values));
   }
   if (op.ids) await expectIncidentsAsAnswered(fx, foreign);
+  if (op.holds) await expectHoldsAsAnswered(fx, foreign);
   return answer!;
 }
 
@@ -153,6 +156,16 @@ const routedBy = (raw: boolean, segment: string) =>
 
 /** Expected shares of statuses per operation: the generators must keep reaching every outcome. */
 const SHARES: Record<string, [number, number][]> = {
+  // At most 100 live holds per org (docs/api.md, "Holding a slot"): a fixture's 200s stop there, its 409s begin.
+  "POST /api/v1/ai-agent/hold-slot": [
+    [200, 0.05],
+    [409, 0.02],
+    [422, 0.3],
+  ],
+  "POST /api/v1/ai-agent/release-hold": [
+    [200, 0.1],
+    [422, 0.3],
+  ],
   "POST /api/v1/ai-agent/find-caller": [
     [200, 0.1],
     [422, 0.3],

@@ -6,8 +6,9 @@
 // isError result holding a problem document with the request's id, a 422
 // names the offending fields, valid arguments get the operation's outcome
 // (for cancel and reschedule, worked out from the incident as the answers so
-// far left it, and every incident read back after each call), nothing of
-// another org shows, and nothing is stored but what succeeded.
+// far left it, and every incident read back after each call; for hold and
+// release, from the org's holds, every hold read back after each call),
+// nothing of another org shows, and nothing is stored but what succeeded.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OPERATIONS } from "../../../src/routes";
@@ -18,6 +19,7 @@ import {
   type Counts,
   callTool,
   countRows,
+  expectHoldsAsAnswered,
   expectIncidentsAsAnswered,
   expectNothingOf,
   expectSane,
@@ -123,6 +125,16 @@ const idArgument = (op: PostOp): fc.Arbitrary<{ target?: IdCase; odd?: unknown }
 
 /** Expected shares of statuses per tool: the generators must keep reaching every outcome. */
 const SHARES: Record<string, [number, number][]> = {
+  // At most 100 live holds per org (docs/api.md, "Holding a slot"): a fixture's 200s stop there, its 409s begin.
+  hold_slot: [
+    [200, 0.05],
+    [409, 0.02],
+    [422, 0.3],
+  ],
+  release_hold: [
+    [200, 0.1],
+    [422, 0.3],
+  ],
   cancel_incident: [
     [200, 0.1],
     [404, 0.05],
@@ -189,6 +201,7 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
           expectNothingOf(foreign, answer, withNumbers(JSON.stringify(parsed), Object.values(parsed)));
         }
         if (op.ids) await expectIncidentsAsAnswered(fx, foreign);
+        if (op.holds) await expectHoldsAsAnswered(fx, foreign);
         return answer!;
       });
       for (const [status, share] of SHARES[tool] ?? DEFAULT_SHARES) expectShare(statuses, status, share);

@@ -4,12 +4,13 @@
 // answer, and the check of any answer against the oracle.
 import fc from "fast-check";
 import { expect } from "vitest";
-import { DAY, HOUR, iso } from "../../support/time";
+import { DAY, HOUR, iso, MINUTE } from "../../support/time";
 import {
   type Answer,
   type Fixture,
   type Foreign,
   type IncidentView,
+  liveHolds,
   recordContact,
   recordIncident,
   resolveObject,
@@ -77,6 +78,8 @@ export interface PostOp {
   ids?: fc.Arbitrary<IdCase>;
   /** Checks the answer to a body whose every field is valid, and records what it stored or changed. */
   outcome(fx: Fixture, body: Record<string, unknown>, answer: Answer, sent: Sent): void;
+  /** Works on the org's holds: each request is followed by a read of them all (expectHoldsAsAnswered). */
+  holds?: true;
 }
 
 const text = (max: number): FieldKind => ({ type: "text", max });
@@ -473,16 +476,22 @@ export const incidentIds: fc.Arbitrary<IdCase> = fc.oneof(
   },
 );
 
-/** Why a reschedule to `target` cannot book it (Check's reasons, in its order), or null: the org's schedule is open around the clock, capacity 2, no notice, 30 days ahead. */
-function slotReason(fx: Fixture, id: string, target: number, now: number): string | null {
-  if (target < now) return "in_the_past";
-  if (target >= now + 30 * DAY) return "beyond_horizon";
-  if (target % HOUR !== 0) return "not_a_slot_start";
-  const holding = [...fx.incidents.values()].filter((other) => {
+/** The places of the hour at `target` taken at `now`: scheduled incidents but `id`, and live holds (docs/api.md, "Holding a slot": a hold occupies its place exactly as a booking does). */
+function taken(fx: Fixture, id: string | undefined, target: number, now: number): number {
+  const incidents = [...fx.incidents.values()].filter((other) => {
     const start = Date.parse(other.dateTime);
     return other.id !== id && other.status === "scheduled" && start < target + HOUR && start + HOUR > target;
   });
-  return holding.length >= 2 ? "fully_booked" : null;
+  const holds = liveHolds(fx, now).filter((hold) => hold.start < target + HOUR && hold.end > target);
+  return incidents.length + holds.length;
+}
+
+/** Why a reschedule of `id` (or a hold) to `target` cannot book it (Check's reasons, in its order), or null: the org's schedule is open around the clock, capacity 2, no notice, 30 days ahead. */
+function slotReason(fx: Fixture, id: string | undefined, target: number, now: number): string | null {
+  if (target < now) return "in_the_past";
+  if (target >= now + 30 * DAY) return "beyond_horizon";
+  if (target % HOUR !== 0) return "not_a_slot_start";
+  return taken(fx, id, target, now) >= 2 ? "fully_booked" : null;
 }
 
 export const findCaller: PostOp = {
@@ -645,10 +654,146 @@ export const rescheduleIncident: PostOp = {
   },
 };
 
+const HOLD_KEYS = ["expiresAt", "holdId", "slot", "technicianId"];
+const MINUTES = fc.oneof(fc.integer({ min: 1, max: 15 }), fc.constantFrom(1, 15));
+
+type HoldExpected =
+  | { answer: "limit" }
+  | { answer: "slot_unavailable"; reason: string }
+  | { answer: "held"; remaining: number };
+
+export const holdSlot: PostOp = {
+  name: "POST /api/v1/ai-agent/hold-slot",
+  path: "/api/v1/ai-agent/hold-slot",
+  tool: "hold_slot",
+  spec: { fields: { dateTime: { type: "dateTime" }, insectName: text(200), holdMinutes: { type: "minutes" } } },
+  valid: fc.record(
+    {
+      dateTime: fc.oneof(
+        { arbitrary: slot, weight: 10 },
+        { arbitrary: fc.nat().map((n) => new Sym("holdSlot", n)), weight: 2 },
+        { arbitrary: fc.nat().map((n) => new Sym("heldSlot", n)), weight: 1 },
+        { arbitrary: fc.constant(new Sym("fullSlot")), weight: 1 },
+        { arbitrary: validDateTime, weight: 2 },
+        { arbitrary: validEdgeDateTime, weight: 1 },
+      ),
+      // The fuzzed org's one service has no keyword: whatever the caller says, the default visit.
+      insectName: nullable(validText(200)),
+      holdMinutes: nullable(MINUTES),
+    },
+    { requiredKeys: ["dateTime"] },
+  ),
+  junk: {
+    dateTime: dateTimeJunk,
+    insectName: fc.constantFrom("i".repeat(201), ` ${"é".repeat(201)} `, "a\u0000b", "\uD800", 5, {}),
+    holdMinutes: fc.oneof(junkNumber, fc.constantFrom("5", 0, 16, -1, 1.5, 15.5, 1e9, "", true)),
+  },
+  holds: true,
+  outcome(fx, body, answer, sent) {
+    const target = instantOf(String(body.dateTime));
+    const minutes = (body.holdMinutes as number | null | undefined) ?? 5;
+    // The org's holds before this one: a hold answered is recorded first, so that the checks below
+    // failing leaves the fixture as D1 holds it (a shrunk case is then judged on the same holds).
+    const others = new Map(fx.holds);
+    const known = others.has(answer.body?.holdId);
+    if (answer.status === 200 && typeof answer.body?.holdId === "string" && !known)
+      fx.holds.set(answer.body.holdId, {
+        start: target,
+        end: target + HOUR,
+        expiresAt: Date.parse(answer.body.expiresAt),
+      });
+    expect(known, `${answer.body?.holdId} was answered before`).toBe(false);
+    const before = { ...fx, holds: others };
+    // docs/api.md, "Holding a slot": the limit first, whatever the start; then the start's reason, as create-incident's.
+    const expected = (now: number): HoldExpected => {
+      if (liveHolds(before, now).length >= 100) return { answer: "limit" };
+      const reason = slotReason(before, undefined, target, now);
+      return reason === null
+        ? { answer: "held", remaining: 2 - taken(before, undefined, target, now) - 1 }
+        : { answer: "slot_unavailable", reason };
+    };
+    expectOneOf(
+      atBothEnds(sent, expected).map((outcome) => () => {
+        switch (outcome.answer) {
+          case "limit":
+            expect(answer.status, answer.text).toBe(409);
+            return expect(answer.body.code, answer.text).toBe("hold_limit_reached");
+          case "slot_unavailable": {
+            expect(answer.status, answer.text).toBe(409);
+            expect(answer.body).toMatchObject({ code: "slot_unavailable", reason: outcome.reason });
+            const starts = (answer.body.alternatives as { start: string }[]).map((s) => Date.parse(s.start));
+            expect(starts.length).toBeLessThanOrEqual(3);
+            expect([...starts].sort((x, y) => x - y)).toEqual(starts);
+            for (const s of starts) expect(s).toBeGreaterThan(target);
+            return;
+          }
+          case "held":
+            expect(answer.status, answer.text).toBe(200);
+            expect(Object.keys(answer.body).sort()).toEqual(HOLD_KEYS);
+            expect(answer.body).toEqual({
+              holdId: expect.stringMatching(/^hold_[0-9a-z]{26}$/),
+              expiresAt: expect.any(String),
+              slot: { ...utcAppointment(target), remaining: outcome.remaining, serviceId: null, arrivalWindow: null },
+              technicianId: null,
+            });
+            // Kept holdMinutes (default 5) from the request's clock.
+            return expectTimeOfRequest(iso(Date.parse(answer.body.expiresAt) - minutes * MINUTE), sent);
+        }
+      }),
+    );
+  },
+};
+
+/** The hold ids of release-hold: mostly the org's own (all of them: live, lapsed, released), spoiled ones, another org's, unknown ones. */
+const holdIds = fc.oneof(
+  { arbitrary: fc.nat().map((n) => new Sym("ownHoldId", n)), weight: 10 },
+  { arbitrary: fc.nat().map((n) => new Sym("spoiledHoldId", n)), weight: 3 },
+  { arbitrary: fc.nat().map((n) => new Sym("foreignHoldId", n)), weight: 2 },
+  {
+    arbitrary: fc.constantFrom(
+      "hold_00000000000000000000000000",
+      "hold_",
+      "inc_00000000000000000000000000",
+      "h".repeat(64),
+    ),
+    weight: 1,
+  },
+);
+
+/** The release's effect on the org's holds: the first release of a hold marks it released (a release of a released one changes nothing). */
+function recordRelease(fx: Fixture, body: Record<string, unknown>, sent: Sent) {
+  const hold = fx.holds.get(String(body.holdId).trim());
+  if (hold) hold.released ??= { before: sent.before, after: sent.after };
+}
+
+export const releaseHold: PostOp = {
+  name: "POST /api/v1/ai-agent/release-hold",
+  path: "/api/v1/ai-agent/release-hold",
+  tool: "release_hold",
+  spec: { fields: { holdId: { type: "text", max: 64, required: true } } },
+  valid: fc.record({ holdId: holdIds }),
+  junk: { holdId: fc.oneof(junkString, fc.constantFrom(null, "", "  ", "h".repeat(65), 5, [])) },
+  holds: true,
+  outcome(fx, body, answer, sent) {
+    const id = String(body.holdId).trim();
+    if (!fx.holds.has(id)) {
+      // docs/api.md, "Release": an unknown id (another org's, a spoiled one) is a 422 naming holdId.
+      expect(answer.status, answer.text).toBe(422);
+      expect(answer.body.errors).toEqual([{ path: "holdId", code: "not_found", message: expect.any(String) }]);
+      return;
+    }
+    // Live, lapsed or released before: the same 200.
+    expect([answer.status, answer.body], answer.text).toEqual([200, { holdId: id, released: true }]);
+    recordRelease(fx, body, sent);
+  },
+};
+
 export const POST_OPS = [
   createLead,
   createContact,
   createIncident,
+  holdSlot,
+  releaseHold,
   findAppointments,
   checkBooking,
   findCaller,

@@ -22,6 +22,8 @@ export type FieldKind =
   | { type: "date" }
   | { type: "dateTime" }
   | { type: "limit" }
+  /** hold-slot's holdMinutes (docs/api.md, "Holding a slot"): an integer from 1 to 15. */
+  | { type: "minutes" }
   | { type: "accountId" }
   /** A phone to match or store (docs/api.md, "Phone numbers"): text of at most 40 characters that parses to a valid number. */
   | { type: "phone"; required?: true };
@@ -180,6 +182,8 @@ export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
       return typeof value === "number" && Number.isFinite(value) && value >= 0 ? "valid" : "invalid";
     case "limit":
       return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 100 ? "valid" : "invalid";
+    case "minutes":
+      return Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 15 ? "valid" : "invalid";
     case "date":
       if (typeof value !== "string") return "invalid";
       return value.trim() === "" ? "valid" : dateOrDateTimeVerdict(value);

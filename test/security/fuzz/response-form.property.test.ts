@@ -1,6 +1,6 @@
 // The form of every answer near every input limit: for each of a
 // set of time zones (offsets from −12:00 to +14:00, half and three-quarter
-// hours, historical offsets in seconds), generated runs call all fourteen
+// hours, historical offsets in seconds), generated runs call all sixteen
 // operations with VALID inputs at their limits — date-times at both ends of
 // the range written with offsets up to ±14:00 (and the slot starts there),
 // strings of astral characters exactly at their limit in UTF-16 code units,
@@ -96,6 +96,8 @@ const run = fc.record({
   limits: fc.record({ contacts: listLimit, incidents: listLimit, events: listLimit, find: fc.constantFrom(1, 100) }),
   slotPick: fc.tuple(fc.nat(80), fc.nat(80)),
   filters: fc.subarray(["email", "accountId", "phone", "updatedSince"]),
+  /** How long the booking's slot is held: the least and the most (docs/api.md, "Holding a slot"). */
+  holdMinutes: fc.constantFrom(1, 15),
 });
 type Run = typeof run extends fc.Arbitrary<infer T> ? T : never;
 
@@ -240,6 +242,19 @@ async function scenario(zone: string, r: Run) {
   const free = await s.send(check, "/api/v1/ai-agent/is-booking-available", [200], { dateTime: at(first, 2) });
   expect(free.body.available, free.text).toBe(true);
 
+  // The booking's slot held first (written with an offset), for the least or the most minutes, the caller's words at their limit.
+  const hold = "POST /api/v1/ai-agent/hold-slot";
+  const before = Date.now();
+  const held = await s.send(hold, "/api/v1/ai-agent/hold-slot", [200], {
+    dateTime: at(first, 1),
+    insectName: t.other,
+    holdMinutes: r.holdMinutes,
+  });
+  expect(held.body.slot).toMatchObject({ start: iso(first), remaining: 1 });
+  const kept = Date.parse(held.body.expiresAt) - r.holdMinutes * 60_000;
+  expect(kept, held.text).toBeGreaterThanOrEqual(before);
+  expect(kept, held.text).toBeLessThanOrEqual(Date.now());
+
   const book = "POST /api/v1/ai-agent/create-incident";
   const incidentFields = { clientName: ` ${t.name}`, insectName: t.other, notes: t.notes };
   const refused = await s.send(book, "/api/v1/ai-agent/create-incident", [409], {
@@ -251,11 +266,19 @@ async function scenario(zone: string, r: Run) {
     dateTime: at(first, 3),
     ...incidentFields,
     phone: CALLER_AT_40,
+    holdId: held.body.holdId,
   });
+  expect(incident.body.holdExpired, incident.text).toBe(false);
   const id = incident.body.id as string;
   s.written.set(id, { ...trimmed(incidentFields), phone: CALLER });
   expectForm(incident.body, s.written, s.seen);
   expect(incident.body.dateTime).toBe(iso(first));
+
+  // The hold, used by the booking, released: the same 200 (agents retry).
+  const released = await s.send("POST /api/v1/ai-agent/release-hold", "/api/v1/ai-agent/release-hold", [200], {
+    holdId: held.body.holdId,
+  });
+  expect(released.body).toEqual({ holdId: held.body.holdId, released: true });
 
   await s.send("POST /api/v1/ai-agent/find-caller", "/api/v1/ai-agent/find-caller", [200], { phone: CALLER_AT_40 });
   await s.send("GET /api/v1/incidents/{id}", `/api/v1/incidents/${id}`, [200]);
@@ -292,7 +315,7 @@ async function scenario(zone: string, r: Run) {
     cursor = res.body.nextCursor;
     if (!res.body.hasMore) break;
   }
-  // The lead, two contacts, the incident created, rescheduled, cancelled.
+  // The lead, two contacts, the incident created, rescheduled, cancelled (holds are not events).
   expect(events).toBe(6);
   return s;
 }

@@ -30,6 +30,12 @@ export type SymKind =
   | "heldSlot"
   /** A slot of the org that its bookings fill (capacity 2, both places taken). */
   | "fullSlot"
+  /** One of the org's holds (the n-th, in the order they were made), as is or spoiled the n-th way; another org's. */
+  | "ownHoldId"
+  | "spoiledHoldId"
+  | "foreignHoldId"
+  /** The start of the place the n-th hold of the org keeps (or kept). */
+  | "holdSlot"
   /** One of the phones the org's contacts, accounts and incidents carry, written in the n-th spelling. */
   | "ownPhone"
   | "foreignPhone"
