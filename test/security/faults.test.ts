@@ -6,14 +6,19 @@
 // Retry-After and nothing internal; nothing of the failed request is left in
 // D1 (no row, no claim that blocks the retry); and the retry on a healthy D1
 // succeeds and is stored exactly once. Other failures are a bare 500. For a
-// change (cancel, reschedule of an incident) "nothing left" means the incident
-// is byte for byte as before the failed request, also when the change's batch
-// fails after its UPDATE ran; and when D1 committed the change but its answer
-// was lost, the incident is wholly changed (never half) and the retry answers
-// what happened. The outbox (docs/webhooks.md, "Events"): a change and its
-// event are in D1 together or not at all, whichever round trip fails (each one
-// in turn, and each statement of a batch), and the retry leaves exactly one
-// event, the change as it was answered.
+// change (cancel, reschedule of an incident; release of a hold) "nothing left"
+// means the incident or hold is byte for byte as before the failed request,
+// also when the change's batch fails after its UPDATE ran; and when D1
+// committed the change but its answer was lost, the row is wholly changed
+// (never half), the key holds the answer of that change, and the retry answers
+// what happened without changing anything twice. The outbox
+// (docs/webhooks.md, "Events"): a change and its event are in D1 together or
+// not at all, whichever round trip fails (each one in turn, and each statement
+// of a batch), and the retry leaves exactly one event, the change as it was
+// answered. Holds (docs/api.md, "Holding a slot") are writes without an event:
+// hold-slot's row, or a release of the hold, goes in one batch with the claim
+// of the Idempotency-Key and the record of its answer, so the change and its
+// key's record are in D1 together or not at all, whichever round trip fails.
 import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -35,6 +40,7 @@ import {
   CHANGES,
   type Fixture,
   fixture,
+  HOLD_MS,
   NEW_SLOT,
   OPERATIONS,
   type Operation,
@@ -100,6 +106,7 @@ async function rows(f: Fixture): Promise<
   Record<WriteTable | "events", number> & {
     idempotencyKeys: { key: string; status: number | null }[];
     incidentRows: Record<string, unknown>[];
+    holdRows: Record<string, unknown>[];
   }
 > {
   const counts = await env.DB.batch(
@@ -111,6 +118,9 @@ async function rows(f: Fixture): Promise<
   const incidentRows = await env.DB.prepare("SELECT * FROM incidents WHERE org_id = ? ORDER BY id")
     .bind(f.tenant.orgId)
     .all<Record<string, unknown>>();
+  const holdRows = await env.DB.prepare("SELECT * FROM holds WHERE org_id = ? ORDER BY id")
+    .bind(f.tenant.orgId)
+    .all<Record<string, unknown>>();
   return {
     ...(Object.fromEntries(COUNTED.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n])) as Record<
       WriteTable | "events",
@@ -118,10 +128,19 @@ async function rows(f: Fixture): Promise<
     >),
     idempotencyKeys: keys.results,
     incidentRows: incidentRows.results,
+    holdRows: holdRows.results,
   };
 }
 
-/** The event a write or change records (docs/webhooks.md, "Events"). */
+/** The event of a created row (docs/webhooks.md, "Events"): holds are not events (docs/api.md, "Holding a slot"). */
+const CREATED: Record<WriteTable, EventType | undefined> = {
+  leads: "lead.created",
+  contacts: "contact.created",
+  incidents: "incident.created",
+  holds: undefined,
+};
+
+/** The event a write or change records: none for a hold or its release. */
 const eventTypeOf = (op: Operation): EventType | undefined =>
   op.changes === "cancel"
     ? "incident.cancelled"
@@ -129,7 +148,7 @@ const eventTypeOf = (op: Operation): EventType | undefined =>
       ? "incident.rescheduled"
       : op.writes === undefined
         ? undefined
-        : (`${{ leads: "lead", contacts: "contact", incidents: "incident" }[op.writes]}.created` as EventType);
+        : CREATED[op.writes];
 
 /** The org's one event: of the operation's type, carrying the resource as `body` answered it (an incident without `remaining`). */
 async function expectOneEvent(op: Operation, f: Fixture, body: Record<string, unknown>) {
@@ -142,18 +161,20 @@ async function expectOneEvent(op: Operation, f: Fixture, body: Record<string, un
   expect(event.data).toEqual(body.appointment === undefined ? body : { ...body, appointment });
 }
 
-/** After the retry: exactly the one row the operation writes, and for an incident, its booking and account link; a change applied once, wholly; and its one event. */
+/** After the retry: exactly the one row the operation writes, and for an incident, its booking and account link; for a hold, its place and expiry; a change applied once, wholly; and its one event (none for a hold or a release). */
 async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, unknown>) {
-  const { idempotencyKeys: _keys, incidentRows, ...counts } = await rows(f);
+  const { idempotencyKeys: _keys, incidentRows, holdRows, ...counts } = await rows(f);
   expect(counts).toEqual({
     leads: 0,
     contacts: 0,
     incidents: op.incident ? 1 : 0,
+    holds: op.hold ? 1 : 0,
     ...(op.writes ? { [op.writes]: 1 } : {}),
     events: eventTypeOf(op) ? 1 : 0,
   });
   if (eventTypeOf(op)) await expectOneEvent(op, f, body);
-  if (op.changes) expectChanged(op, f, incidentRows[0]!, body);
+  if (op.changes === "release") expectReleased(f, holdRows[0]!, body);
+  else if (op.changes) expectChanged(op, f, incidentRows[0]!, body);
   else if (op.incident) expect(incidentRows[0]).toMatchObject({ status: "scheduled", starts_at: Date.parse(SLOT) });
   if (op.writes === "incidents") {
     const incident = await env.DB.prepare("SELECT id, starts_at, ends_at, account_id FROM incidents WHERE org_id = ?")
@@ -165,10 +186,42 @@ async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, 
       ends_at: Date.parse(SLOT) + HOUR,
       account_id: f.accountId,
     });
+  } else if (op.writes === "holds") {
+    // The hold answered: the default visit at SLOT, live until the expiresAt it answered (5 minutes), neither ended nor used.
+    const hold = await env.DB.prepare(
+      "SELECT id, starts_at, ends_at, expires_at - created_at AS kept, expires_at, ended_at, incident_id FROM holds WHERE org_id = ?",
+    )
+      .bind(f.tenant.orgId)
+      .first();
+    expect(hold).toEqual({
+      id: body[op.writtenId ?? "id"],
+      starts_at: Date.parse(SLOT),
+      ends_at: Date.parse(SLOT) + HOUR,
+      kept: HOLD_MS,
+      expires_at: Date.parse(body.expiresAt as string),
+      ended_at: null,
+      incident_id: null,
+    });
+    expect(body).toMatchObject({ slot: { start: SLOT, remaining: 0 }, technicianId: null });
   } else if (op.writes) {
     const row = await env.DB.prepare(`SELECT id FROM ${op.writes} WHERE org_id = ?`).bind(f.tenant.orgId).first();
-    expect(row).toEqual({ id: body.id });
+    expect(row).toEqual({ id: body[op.writtenId ?? "id"] });
   }
+}
+
+/** The fixture's hold after its release, as the 200 answered it. */
+function expectReleased(f: Fixture, row: Record<string, unknown>, body: Record<string, unknown>) {
+  expect(body).toEqual({ holdId: f.holdId, released: true });
+  expectReleasedRow(f, row);
+}
+
+/** The fixture's hold released, wholly: ended before it would have expired, no longer live, used by no incident. */
+function expectReleasedRow(f: Fixture, row: Record<string, unknown>) {
+  expect(row).toMatchObject({ id: f.holdId, starts_at: Date.parse(SLOT), incident_id: null });
+  expect(row.expires_at as number, "the released hold is still live").toBeLessThanOrEqual(Date.now());
+  expect(row.ended_at as number, "the release ended the hold before it expired").toBeLessThan(
+    (row.created_at as number) + HOLD_MS,
+  );
 }
 
 /** The incident row after its change: all of the change (status, times, reason together), as the 200 answered it. */
@@ -197,6 +250,15 @@ function expectChanged(op: Operation, f: Fixture, row: Record<string, unknown>, 
   expect(row.updated_at as number).toBeGreaterThan(row.created_at as number);
 }
 
+/** The incident row's change as its answer would show it (the statuses, times and reason of the operation). */
+const viewOfChange = (op: Operation, f: Fixture, row: Record<string, unknown>) => ({
+  id: f.incidentId,
+  updatedAt: new Date(row.updated_at as number).toISOString(),
+  status: op.changes === "cancel" ? "cancelled" : "scheduled",
+  cancelReason: op.changes === "cancel" ? "Moved away" : null,
+  dateTime: op.changes === "cancel" ? SLOT : NEW_SLOT,
+});
+
 interface Position {
   name: string;
   /** Builds a fresh matcher per request (some remember what they matched). */
@@ -208,7 +270,9 @@ interface Position {
 
 const AUTH = /\bapi_keys\b/;
 const CLAIM = /^\s*INSERT INTO "?idempotency_keys"?/i;
-const OPERATION = /\b(leads|contacts|accounts|incidents|events)\b/;
+/** The record of a write's answer under its key, in the write's own batch. */
+const RECORD = /^\s*update "?idempotency_keys"?/i;
+const OPERATION = /\b(leads|contacts|accounts|incidents|events|holds)\b/;
 const isOperation = (sql: string) => OPERATION.test(sql) && !AUTH.test(sql) && !/idempotency_keys/.test(sql);
 const firstOperation = (): TripMatcher => {
   let seen = false;
@@ -219,8 +283,9 @@ const firstOperation = (): TripMatcher => {
   };
 };
 
-const CHANGE = /^\s*update "?incidents"?/i;
-/** Where only a change meets D1: its one batch (the conditional UPDATE, the re-read, the record of the answer). */
+/** A change's UPDATE: of the incident (cancel, reschedule) or of the hold (release). */
+const CHANGE = /^\s*update "?(incidents|holds)"?/i;
+/** Where only a change meets D1: its one batch (the claim of a key, the UPDATE, the read of the row in its state, the record of the answer). */
 const CHANGE_POSITIONS: Position[] = [
   { name: "the change's batch", fail: () => firstMatching(CHANGE), hits: CHANGE, idempotent: false },
   {
@@ -287,7 +352,7 @@ async function failThenRecover(
     faulty.failed()[0]!.sql.some((sql) => hits.test(sql)),
     trips,
   ).toBe(true);
-  // Nothing of the failed request is left: no row, no claim, no incident changed by a byte.
+  // Nothing of the failed request is left: no row, no claim, no incident or hold changed by a byte.
   expect(await rows(f)).toEqual(before);
 
   const retry = await send(env.DB, c.transport, c.op, f, key);
@@ -310,7 +375,14 @@ describe("the cases cover every declared operation (src/routes OPERATIONS)", () 
       const declared = DECLARED.find((d) => d.tool === op.tool)!;
       expect(op.method).toBe(declared.method.toUpperCase());
       expect(op.changes !== undefined).toBe(declared.effect === "change");
+      // A write records an event unless the catalogue says it records none (a hold, a release).
+      expect(op.noEvent === true, op.tool).toBe(declared.effect !== "read" && eventTypeOf(op) === undefined);
     }
+    for (const op of CHANGES)
+      expect(
+        positionsOf(op).some((position) => position.hits === CHANGE),
+        op.tool,
+      ).toBe(true);
     const covered = new Set(CASES.map((c) => `${c.transport} ${c.op.tool}`));
     expect(covered.size).toBe(TRANSPORTS.length * DECLARED.length);
   });
@@ -333,10 +405,10 @@ describe("a retryable D1 failure → 503 unavailable, nothing partial written, t
 const BOOK = /INSERT INTO "?incidents"?/i;
 const createIncident = OPERATIONS.find((op) => op.writes === "incidents")!;
 
-describe("a failure in the middle of a change's batch leaves the incident exactly as it was", () => {
-  // The batch runs on the real D1: its conditional UPDATE changes the row, then a
-  // statement after it fails, and D1 must roll the UPDATE (and any record of
-  // the answer under the Idempotency-Key) back.
+describe("a failure in the middle of a change's batch leaves the incident or the hold exactly as it was", () => {
+  // The batch runs on the real D1: its UPDATE changes the row (the incident, or
+  // the hold released), then a statement after it fails, and D1 must roll the
+  // UPDATE (and any claim and record of the answer under the Idempotency-Key) back.
   const cases = TRANSPORTS.flatMap((transport) =>
     CHANGES.flatMap((op) =>
       [false, true].flatMap((idempotent) =>
@@ -399,7 +471,7 @@ function losingTheAnswer(real: D1Database): { db: D1Database; lost: () => boolea
   return { db, lost: () => lost };
 }
 
-describe("a change committed whose answer was lost: 503, the incident wholly changed, the retry answers what happened", () => {
+describe("a change committed whose answer was lost: 503, the row wholly changed, the retry answers what happened", () => {
   const cases = TRANSPORTS.flatMap((transport) =>
     CHANGES.flatMap((op) => [false, true].map((idempotent) => ({ transport, op, idempotent }))),
   );
@@ -411,26 +483,29 @@ describe("a change committed whose answer was lost: 503, the incident wholly cha
       const losing = losingTheAnswer(env.DB);
       expectUnavailable(await send(losing.db, c.transport, c.op, f, key), c.transport);
       expect(losing.lost()).toBe(true);
-      // Never half a change: the row holds all of it (status, times, reason, updatedAt together), and its event.
-      const { incidentRows, idempotencyKeys, events } = await rows(f);
-      expect(events).toBe(1);
-      const view = {
-        id: f.incidentId,
-        updatedAt: new Date(incidentRows[0]!.updated_at as number).toISOString(),
-        status: c.op.changes === "cancel" ? "cancelled" : "scheduled",
-        cancelReason: c.op.changes === "cancel" ? "Moved away" : null,
-        dateTime: c.op.changes === "cancel" ? SLOT : NEW_SLOT,
-      };
-      expectChanged(c.op, f, incidentRows[0]!, view);
+      // Never half a change: the incident holds all of it (status, times, reason, updatedAt together)
+      // and its event; the hold is released (no longer live, ended), with no event.
+      const lost = await rows(f);
+      expect(lost.events).toBe(eventTypeOf(c.op) ? 1 : 0);
+      const view =
+        c.op.changes === "release"
+          ? { holdId: f.holdId, released: true }
+          : viewOfChange(c.op, f, lost.incidentRows[0]!);
+      if (c.op.changes === "release") expectReleasedRow(f, lost.holdRows[0]!);
+      else expectChanged(c.op, f, lost.incidentRows[0]!, view);
       // The key holds the answer of the change that happened, recorded in its batch, or nothing.
-      expect(idempotencyKeys).toEqual(key === undefined ? [] : [{ key, status: 200 }]);
+      expect(lost.idempotencyKeys).toEqual(key === undefined ? [] : [{ key, status: 200 }]);
       // The retry: the replay of that answer under the key, else the change found done (cancel and
-      // reschedule to the slot held are 200 with the incident unchanged: docs/api.md, "Cancel", "Reschedule").
+      // reschedule to the slot held are 200 with the incident unchanged, and releasing a released hold
+      // is the same 200 and frees nothing: docs/api.md, "Cancel", "Reschedule", "Release").
       const retry = await send(env.DB, c.transport, c.op, f, key);
       const answer = outcome(retry, c.transport);
       expect(answer.status, retry.text).toBe(200);
       if (c.transport === "http") expect(retry.headers.get("Idempotent-Replayed")).toBe(key ? "true" : null);
       expect(answer.body).toMatchObject(view);
+      // Nothing done twice: every row as the lost change left it (the hold ended when the lost release
+      // ran, not when the retry did), no second event, the key's record as it was.
+      expect(await rows(f)).toEqual(lost);
       await expectStoredOnce(c.op, f, answer.body);
     },
   );
@@ -460,6 +535,39 @@ describe("a failure in the middle of the booking batch leaves neither incident n
         },
         retryable ? expectUnavailable : expectInternalError,
         BOOK,
+      );
+    },
+  );
+});
+
+const HOLD = /INSERT INTO "?holds"?/i;
+const holdSlot = OPERATIONS.find((op) => op.writes === "holds")!;
+
+describe("a failure in the middle of the hold's batch leaves neither the hold nor its key's record", () => {
+  // The batch runs on the real D1: its conditional INSERT of the hold executes, then a statement
+  // after it fails, and D1 must roll the INSERT (and the record of the answer under the key) back.
+  const cases = TRANSPORTS.flatMap((transport) =>
+    [false, true].flatMap((idempotent) =>
+      [...MESSAGES, "boom"].map((message) => ({
+        transport,
+        op: holdSlot,
+        position: { name: "hold batch", fail: () => () => false, hits: HOLD, idempotent },
+        message,
+      })),
+    ),
+  );
+  it.each(cases.map((c) => [c.transport, c.position.idempotent ? "with" : "without", c.message, c] as const))(
+    "%s, %s an Idempotency-Key: the batch fails after its INSERT ran, with %j",
+    async (_t, _i, message, c) => {
+      const retryable = message !== "boom";
+      await failThenRecover(
+        c,
+        {
+          midBatch: { match: firstMatching(HOLD), after: HOLD },
+          error: retryable ? d1Error(message) : () => new Error(message),
+        },
+        retryable ? expectUnavailable : expectInternalError,
+        HOLD,
       );
     },
   );
@@ -544,15 +652,6 @@ describe("the last-use hint of a key is written off the response path", () => {
   );
 });
 
-/** The incident row's change as its answer would show it (the statuses, times and reason of the operation). */
-const viewOfChange = (op: Operation, f: Fixture, row: Record<string, unknown>) => ({
-  id: f.incidentId,
-  updatedAt: new Date(row.updated_at as number).toISOString(),
-  status: op.changes === "cancel" ? "cancelled" : "scheduled",
-  cancelReason: op.changes === "cancel" ? "Moved away" : null,
-  dateTime: op.changes === "cancel" ? SLOT : NEW_SLOT,
-});
-
 const EVENT_INSERT = /^\s*insert into "?events"?/i;
 const WRITE = /^\s*(insert into "?(leads|contacts|incidents)"?|update "?incidents"?)/i;
 
@@ -631,6 +730,105 @@ describe("the outbox: a fault at any round trip of a change leaves the change an
         }
         if (first.status === 200) {
           expect(applied, position).toBe(1);
+          await expectStoredOnce(c.op, f, first.body);
+          continue;
+        }
+        const retry = outcome(await send(env.DB, c.transport, c.op, f, key), c.transport);
+        expect(retry.status, `${position}: ${retry.text}`).toBe(200);
+        await expectStoredOnce(c.op, f, retry.body);
+      }
+      expect(faulted).toBeGreaterThan(0);
+    },
+  );
+});
+
+describe("a hold and its release record no event: a fault at any round trip leaves the change and its key's record both in D1 or neither", () => {
+  // As the outbox above, for the writes without an event (docs/api.md, "Holding a slot": holds are
+  // not events): hold-slot's INSERT, or a release's UPDATE, goes in one batch with the claim of the
+  // key and the record of its answer. A healthy run lists the round trips; then each fails in turn,
+  // and every batch after each of its statements. After each: no event; the hold written, or
+  // released, wholly or not at all; no claim left; the key's record exactly beside the change (both
+  // or neither); a 200 only with the change; and the retry on a healthy D1 (or the 200 itself)
+  // leaves the change once.
+  const SILENT = OPERATIONS.filter((op) => op.noEvent);
+  const cases = SILENT.flatMap((op) =>
+    [false, true].map((idempotent) => ({ transport: "http" as Transport, op, idempotent })),
+  );
+
+  it("covers the hold and its release", () => {
+    expect(SILENT.map((op) => op.tool).sort()).toEqual(["hold_slot", "release_hold"]);
+  });
+
+  it.each(cases.map((c) => [c.transport, c.op.name, c.idempotent ? "with" : "without", c] as const))(
+    "%s %s, %s an Idempotency-Key: each round trip and each batch statement in turn",
+    async (_t, _o, _i, c) => {
+      const key = c.idempotent ? `silent-${c.op.tool}` : undefined;
+      const change = c.op.writes === "holds" ? HOLD : CHANGE;
+      const probe = wrapD1(env.DB);
+      const pf = await fixture(c.op);
+      const healthy = outcome(await send(probe.db, c.transport, c.op, pf, key), c.transport);
+      expect(healthy.status, healthy.text).toBe(200);
+      await expectStoredOnce(c.op, pf, healthy.body);
+      // The change is one round trip; with a key, its batch claims the key before the change and
+      // records the answer after it, and without one it touches no key.
+      const own = probe.trips.filter((trip) => trip.sql.some((sql) => change.test(sql)));
+      expect(own, JSON.stringify(probe.trips)).toHaveLength(1);
+      const batch = own[0]!.sql;
+      const order = [CLAIM, change, RECORD].map((statement) => batch.findIndex((sql) => statement.test(sql)));
+      if (key === undefined)
+        expect(
+          batch.some((sql) => /idempotency_keys/.test(sql)),
+          JSON.stringify(batch),
+        ).toBe(false);
+      else expect(order[0]! >= 0 && order[0]! < order[1]! && order[1]! < order[2]!, JSON.stringify(batch)).toBe(true);
+
+      const plans: [string, () => FaultPlan][] = [
+        ...probe.trips.map((trip): [string, () => FaultPlan] => [
+          `round trip ${trip.index} (${trip.sql[0]!.slice(0, 40)})`,
+          () => ({ fail: nthTrip(trip.index) }),
+        ]),
+        ...probe.trips.flatMap((trip) =>
+          trip.statements
+            .slice(1)
+            .map((_, i): [string, () => FaultPlan] => [
+              `round trip ${trip.index} after its statement ${i + 1}`,
+              () => ({ midBatch: { match: nthTrip(trip.index), after: i + 1 } }),
+            ]),
+        ),
+      ];
+      let faulted = 0;
+      for (const [position, plan] of plans) {
+        const f = await fixture(c.op);
+        const before = await rows(f);
+        const faulty = wrapD1(env.DB, { ...plan(), error: d1Error(D1_RETRYABLE.overloaded) });
+        const res = await send(faulty.db, c.transport, c.op, f, key);
+        const first = outcome(res, c.transport);
+        const after = await rows(f);
+        expect(after.events, `${position}: events`).toBe(0);
+        const changed =
+          c.op.writes === "holds"
+            ? after.holds - before.holds
+            : JSON.stringify(after.holdRows) === JSON.stringify(before.holdRows)
+              ? 0
+              : 1;
+        expect(changed, position).toBeLessThanOrEqual(1);
+        if (changed && c.op.changes === "release") expectReleasedRow(f, after.holdRows[0]!);
+        expect(
+          after.idempotencyKeys.filter((k) => k.status === null),
+          `${position}: a claim left`,
+        ).toEqual([]);
+        expect(after.idempotencyKeys.length, `${position}: the key's records beside ${changed} change(s)`).toBe(
+          key === undefined ? 0 : changed,
+        );
+        if (faulty.failed().length === 0) {
+          // The poison met a statement that changed nothing: no fault, the request went through.
+          expect(first.status, `${position}: ${first.text}`).toBe(200);
+        } else {
+          faulted++;
+          expectUnavailable(res, c.transport);
+        }
+        if (first.status === 200) {
+          expect(changed, position).toBe(1);
           await expectStoredOnce(c.op, f, first.body);
           continue;
         }
