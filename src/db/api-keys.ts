@@ -25,6 +25,7 @@ const activeKeyQuery = (db: Db, keyHash: string) =>
       orgId: apiKeys.orgId,
       keyHash: apiKeys.keyHash,
       lastUsedAt: apiKeys.lastUsedAt,
+      name: orgs.name,
       timeZone: orgs.timeZone,
       country: orgs.country,
       schedule: orgs.schedule,
@@ -53,6 +54,7 @@ export type ActiveKey = NonNullable<Awaited<ReturnType<typeof findActiveKey>>>;
 /** The org of an active key, as every request of it sees the org. */
 export const orgOfKey = (key: ActiveKey, catalogue: Catalogue = EMPTY_CATALOGUE): Org => ({
   id: key.orgId,
+  name: key.name,
   country: key.country,
   schedule: scheduleOf(key.timeZone, key.schedule),
   maxBookingMs: key.maxSlotMinutes * 60_000,

@@ -13,6 +13,7 @@ import type { Db } from "./client";
 /** An org as every request of it sees it (read with its key by the auth middleware). */
 export interface Org {
   id: string;
+  name: string;
   /** Where a phone number written without "+" is read (ISO 3166-1 alpha-2). */
   country: string;
   schedule: Schedule;

@@ -6,12 +6,14 @@ import type { Operation } from "../http/operation";
 import { accountOperations } from "./accounts";
 import { aiAgentOperations } from "./ai-agent";
 import { contactOperations } from "./contacts";
+import { contextOperations } from "./context";
 import { eventOperations } from "./events";
 import { incidentOperations } from "./incidents";
 import { leadOperations } from "./leads";
 import { serviceOperations } from "./services";
 
 export const OPERATIONS: readonly Operation[] = [
+  ...contextOperations,
   ...aiAgentOperations,
   ...serviceOperations,
   ...leadOperations,

@@ -185,6 +185,14 @@ export const OPERATIONS: Operation[] = [
     noEvent: true,
   },
   {
+    name: "get call context",
+    tool: "get_call_context",
+    method: "GET",
+    path: () => "/api/v1/ai-agent/context",
+    args: () => ({}),
+    services: true,
+  },
+  {
     name: "list services",
     tool: "list_services",
     method: "GET",

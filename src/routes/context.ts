@@ -1,0 +1,95 @@
+// The call context (docs/api.md, "Call context"): an agent's first turn in
+// one D1 round trip (the next bookable slot); the rest comes from what
+// authentication read with the key.
+import { defineOperation } from "../http/operation";
+import { planOrFail } from "../http/validate";
+import { toIso } from "../lib/datetime";
+import { WEEKDAYS } from "../scheduling/schedule";
+import { slotView } from "../scheduling/slots";
+import { dateString, localDateOf, localIso, weekday } from "../scheduling/zone";
+import { callContext, WEEKDAY_NAMES } from "../schemas/context";
+import { scanBookable } from "../services/availability";
+
+const DAYS_SHOWN = 7;
+
+export const contextOperations = [
+  defineOperation({
+    operationId: "getCallContext",
+    tool: "get_call_context",
+    method: "get",
+    path: "/api/v1/ai-agent/context",
+    tag: "ai-agent",
+    effect: "read",
+    summary: "What an agent needs at the start of a call",
+    description:
+      "Call it first: the organisation, its time zone, now (UTC and local, with the weekday), the opening hours of the next 7 local dates (closed dates with no intervals), the services an agent may book, and the next bookable slot of the default visit (null when none).",
+    response: callContext,
+    responseExample: {
+      organization: { id: "org_demo", name: "Demo Pest Control" },
+      timeZone: "America/New_York",
+      now: "2026-11-25T14:03:00.000Z",
+      localNow: "2026-11-25T09:03:00-05:00",
+      localDate: "2026-11-25",
+      weekday: "wednesday",
+      openingHours: [{ date: "2026-11-25", weekday: "wednesday", intervals: [["08:00", "17:00"]] }],
+      services: [
+        {
+          id: "svc_demo0000000000000000000001",
+          name: "General pest control",
+          durationMinutes: 60,
+          arrivalWindowMinutes: 0,
+          keywords: ["ants"],
+        },
+      ],
+      nextAvailable: {
+        start: "2026-11-25T16:00:00.000Z",
+        end: "2026-11-25T17:00:00.000Z",
+        localStart: "2026-11-25T11:00:00-05:00",
+        localEnd: "2026-11-25T12:00:00-05:00",
+        remaining: 1,
+        serviceId: "svc_demo0000000000000000000001",
+        arrivalWindow: null,
+      },
+    },
+    handler: async (c) => {
+      const { db, org } = c.var;
+      const { timeZone, weeklyHours, closedDates } = org.schedule;
+      const now = Date.now();
+      const today = localDateOf(now, timeZone);
+      const dayOf = (date: number) => {
+        const day = weekday(date) - 1;
+        const text = dateString(date);
+        return {
+          date: text,
+          weekday: WEEKDAY_NAMES[day]!,
+          intervals: closedDates.includes(text) ? [] : weeklyHours[WEEKDAYS[day]!],
+        };
+      };
+      const plan = planOrFail(org, {});
+      const { slots } = await scanBookable(db, { org, plan, now, from: now, limit: 1 });
+      const [next] = slots;
+      return c.json(
+        {
+          organization: { id: org.id, name: org.name },
+          timeZone,
+          now: toIso(now),
+          localNow: localIso(now, timeZone),
+          localDate: dateString(today),
+          weekday: WEEKDAY_NAMES[weekday(today) - 1]!,
+          openingHours: Array.from({ length: DAYS_SHOWN }, (_, i) => dayOf(today + i)),
+          services: org.catalogue.services
+            .filter((s) => s.active)
+            .map(({ id, name, durationMinutes, arrivalWindowMinutes, keywords }) => ({
+              id,
+              name,
+              durationMinutes,
+              arrivalWindowMinutes,
+              keywords,
+            })),
+          nextAvailable: next ? slotView(next, timeZone, plan.visit) : null,
+        },
+        200,
+      );
+    },
+  }),
+];
