@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "./env";
 import { methodNotAllowed } from "./http/method-not-allowed";
 import { ApiError, problemResponse, renderError } from "./http/problem";
+import { integrationRoutes } from "./integrations/routes";
 import { mcpRoutes } from "./mcp/routes";
 import { auth } from "./middleware/auth";
 import { database } from "./middleware/database";
@@ -24,10 +25,9 @@ app.route("/", docsRoutes(OPERATIONS));
 app.use("/api/v1/*", auth);
 app.use("/mcp", auth);
 mountOperations(app, OPERATIONS);
-app.route(
-  "/mcp",
-  mcpRoutes((request, env, ctx) => app.fetch(request, env, ctx), OPERATIONS),
-);
+const fetchApp = (request: Request, env: AppEnv["Bindings"], ctx: ExecutionContext) => app.fetch(request, env, ctx);
+app.route("/mcp", mcpRoutes(fetchApp, OPERATIONS));
+app.route("/api/v1/integrations", integrationRoutes(fetchApp, OPERATIONS));
 
 app.notFound((c) => problemResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${c.req.path}`)));
 app.onError(renderError);

@@ -6,6 +6,7 @@ import { keyProblem } from "../webhooks/key";
 import { COMMANDS } from "./commands";
 import { connect, type Target } from "./connect";
 import { CliError } from "./errors";
+import { exportTools } from "./tools";
 
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
 
@@ -52,6 +53,9 @@ Commands:
                                               would strand future visits, unless --reassign moves them
   technician list --org ORG                   list technicians, inactive ones too
   technician import --org ORG --file F        import technicians from .json or .csv, all or nothing
+  tools export --platform P --base-url URL --org ORG
+                                              print the tool definitions of a voice platform (vapi, retell,
+                                              elevenlabs, openai) calling URL as ORG; offline, no database
   demo seed                                   seed the demo org (local state only)`;
 
 async function main(argv: string[]): Promise<number> {
@@ -88,9 +92,16 @@ async function main(argv: string[]): Promise<number> {
       "hours-file": { type: "string" },
       "days-off": { type: "string" },
       reassign: { type: "boolean" },
+      platform: { type: "string" },
+      "base-url": { type: "string" },
     },
   });
   const name = positionals.join(" ");
+  // Offline: the definitions need no database (the same JSON array with or without --json).
+  if (name === "tools export" && !flags.help) {
+    await write(`${JSON.stringify(exportTools(flags), null, flags.json ? undefined : 2)}\n`);
+    return 0;
+  }
   const command = COMMANDS[name];
   if (flags.help || !command) {
     (flags.help ? process.stdout : process.stderr).write(

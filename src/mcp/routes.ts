@@ -5,8 +5,8 @@ import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import type { Operation } from "../http/operation";
+import type { FetchApp } from "../http/tools";
 import { rateLimit } from "../middleware/rate-limit";
-import type { FetchApp } from "./server";
 
 export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
   // Stateless (docs/api.md, "MCP"): no sessions, no message of its own to stream, so

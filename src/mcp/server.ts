@@ -9,42 +9,11 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { Context } from "hono";
-import * as z from "zod";
-import type { AppEnv, Bindings } from "../env";
+import type { AppEnv } from "../env";
 import { readCapped } from "../http/body";
 import { type Operation, toolAnnotations } from "../http/operation";
+import { type FetchApp, jsonSchema, runTool, toolInputSchema } from "../http/tools";
 import { BOOKMARK_HEADER } from "../middleware/database";
-
-export type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Response | Promise<Response>;
-
-/** Applies a schema's own `override` (as zod-openapi does for the document), so tools and document agree. */
-function documentedAs({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodType; jsonSchema: Record<string, unknown> }) {
-  const override = (z.globalRegistry.get(zodSchema) as { override?: unknown } | undefined)?.override;
-  delete jsonSchema.override;
-  if (typeof override === "function") override({ jsonSchema });
-}
-
-/** JSON Schema of a zod object schema with the object at the root, as MCP wants (zod puts schemas with an id behind a $ref). */
-function jsonSchema(schema: z.ZodType, io: "input" | "output") {
-  const {
-    $schema: _,
-    $ref,
-    $defs,
-    ...root
-  } = z.toJSONSchema(schema, { io, unrepresentable: "any", override: documentedAs }) as Record<string, unknown>;
-  const defs = $defs as Record<string, object> | undefined;
-  const target = typeof $ref === "string" && defs ? defs[$ref.replace("#/$defs/", "")] : root;
-  return { ...target, ...(defs ? { $defs: defs } : {}) } as { type: "object" };
-}
-
-/** A tool's arguments: the operation's path parameters (an `{id}` becomes an `id` argument) with its body or query. */
-function toolInput(op: Operation): z.ZodType {
-  const rest = (op.body ?? op.query)?.();
-  const params = op.params?.();
-  if (!params) return rest ?? z.object({});
-  if (!rest) return params;
-  return z.strictObject({ ...(params as z.ZodObject).shape, ...(rest as z.ZodObject).shape });
-}
 
 function toolOf(op: Operation) {
   return {
@@ -52,7 +21,7 @@ function toolOf(op: Operation) {
     title: op.summary,
     description: op.description,
     annotations: toolAnnotations(op),
-    inputSchema: jsonSchema(toolInput(op), "input"),
+    inputSchema: toolInputSchema(op),
     outputSchema: jsonSchema(op.response(), "output"),
   };
 }
@@ -68,8 +37,6 @@ const tools = (operations: readonly Operation[]) => {
 // tool call's body is then held to the API's 64 KiB by its route.
 const MCP_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
-
 /**
  * The Server's JSON Schema validator, which it uses only for elicitation
  * answers; this server never elicits. Given explicitly, so the SDK never
@@ -78,16 +45,6 @@ const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
 const NO_ELICITATION: jsonSchemaValidator = {
   getValidator: () => () => ({ valid: false, data: undefined, errorMessage: "this server asks for no elicitation" }),
 };
-
-/**
- * An argument as URL text, whatever JSON the client sent: objects as JSON
- * (the route then refuses them), lone surrogates as U+FFFD (a URL cannot
- * carry them), so that building the request never throws.
- */
-function queryText(value: unknown): string {
-  const text = typeof value === "object" && value !== null ? JSON.stringify(value) : String(value);
-  return text.replace(/\p{Surrogate}/gu, "\uFFFD");
-}
 
 interface SentCalls {
   /** Tool arguments by JSON-RPC id, exactly as parsed from the body. */
@@ -131,47 +88,6 @@ function readCalls(body: unknown): SentCalls {
   return calls;
 }
 
-/** The HTTP request that performs `op` with `args`, as the MCP caller. */
-function operationRequest(
-  c: Context<AppEnv>,
-  op: Operation,
-  args: Record<string, unknown>,
-  bookmark: string | undefined,
-): Request {
-  const url = new URL(op.path, c.req.url);
-  const headers = new Headers({
-    "X-API-KEY": c.req.header("X-API-KEY") ?? "",
-    "X-ORG-ID": c.req.header("X-ORG-ID") ?? "",
-    "X-Request-Id": c.var.requestId,
-  });
-  if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
-  // Path parameters fill the template; the other arguments are the body or the query, validated by the route.
-  const isPathParameter = (name: string) => op.path.includes(`{${name}}`);
-  for (const [name, value] of Object.entries(args).filter(([name]) => isPathParameter(name)))
-    url.pathname = url.pathname.replace(`%7B${name}%7D`, pathSegment(queryText(value)));
-  // fromEntries, so that a "__proto__" argument stays a member (and is refused by the route).
-  const rest = Object.fromEntries(Object.entries(args).filter(([name]) => !isPathParameter(name)));
-  if (op.method === "post") {
-    headers.set("Content-Type", "application/json");
-    const key = c.req.header("Idempotency-Key");
-    if (key !== undefined) headers.set("Idempotency-Key", key);
-    return new Request(url, { method: "POST", headers, body: JSON.stringify(rest) });
-  }
-  for (const [name, value] of Object.entries(rest)) {
-    if (value !== undefined && value !== null) url.searchParams.set(name, queryText(value));
-  }
-  return new Request(url, { method: "GET", headers });
-}
-
-/**
- * An argument as one path segment. "", "." and ".." would not stay one (a URL
- * drops or climbs them, reaching another route); as no id is any of them, they
- * become a segment that names nothing (a NUL appended), so the route answers
- * its own "not found" after validating the body, as over HTTP.
- */
-const pathSegment = (text: string) =>
-  /^\.{0,2}$/.test(text) ? `${encodeURIComponent(text)}%00` : encodeURIComponent(text);
-
 /** Answers one POST /mcp (JSON-RPC, stateless: docs/api.md, "MCP"). */
 export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operations: readonly Operation[]) {
   // Tool calls run in sessions of their own, chained by bookmark, so the
@@ -200,11 +116,7 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operation
     const op = operations.find((o) => o.tool === params.name);
     if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     const args = sent.args.get(extra.requestId) ?? params.arguments ?? {};
-    const response = await fetchApp(
-      operationRequest(c, op, args, bookmark),
-      { ...c.env, RATE_LIMITER: UNLIMITED },
-      c.executionCtx,
-    );
+    const response = await runTool(c, fetchApp, op, args, bookmark);
     returned = response.headers.get(BOOKMARK_HEADER) ?? returned;
     bookmark = returned ?? bookmark;
     const text = await response.text();

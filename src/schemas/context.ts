@@ -39,11 +39,9 @@ export const callContext = once(() =>
       services: z.array(
         service().pick({ id: true, name: true, durationMinutes: true, arrivalWindowMinutes: true, keywords: true }),
       ),
-      nextAvailable: slot()
-        .nullable()
-        .meta({
-          description: "The first bookable slot of the default visit from now (as available-appointments lists it)",
-        }),
+      nextAvailable: slot().nullable().meta({
+        description: "The first bookable slot of the default visit from now (as available-appointments lists it)",
+      }),
     })
     .meta({ id: "CallContext" }),
 );

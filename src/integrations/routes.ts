@@ -1,0 +1,156 @@
+// Voice-agent platforms (docs/voice-agents.md): the tool definitions to paste
+// into each, and the request shapes Vapi and Retell call tools with. Every
+// call runs its operation as MCP does (src/http/tools.ts): the same
+// validation, answers, problem documents and idempotency as HTTP, the
+// carrying request rate-limited once.
+import { type Context, Hono } from "hono";
+import type { AppEnv } from "../env";
+import { readCapped } from "../http/body";
+import { methodNotAllowed } from "../http/method-not-allowed";
+import type { Operation } from "../http/operation";
+import { ApiError, problemResponse, validationFailed } from "../http/problem";
+import { type FetchApp, runTool } from "../http/tools";
+import { BOOKMARK_HEADER } from "../middleware/database";
+import { rateLimit } from "../middleware/rate-limit";
+import { PLATFORMS, type Platform, toolDefinitions } from "./definitions";
+
+// The platforms send the whole call (its transcript too) beside the tool's
+// arguments: more than an operation's 64 KiB, which each call's own body keeps.
+const PLATFORM_MAX_BODY_BYTES = 1024 * 1024;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The platform's JSON body: 415 unless JSON, 413 past 1 MiB, 400 unless an object. */
+async function platformBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
+  if (!/^application\/([\w.-]+\+)?json$/i.test(mediaType))
+    throw new ApiError("unsupported_media_type", "Send the body as application/json");
+  const bytes = await readCapped(c.req.raw, PLATFORM_MAX_BODY_BYTES);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
+  } catch {
+    throw new ApiError("malformed_json", "The body is not valid UTF-8 JSON");
+  }
+  if (!isObject(parsed)) throw new ApiError("malformed_json", "The body must be a JSON object");
+  return parsed;
+}
+
+/** A tool call's arguments: an object, or (Vapi) its JSON text; null or absent is none. */
+function argumentsOf(value: unknown): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return {};
+  if (typeof value === "string") {
+    try {
+      const parsed: unknown = JSON.parse(value);
+      return isObject(parsed) ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return isObject(value) ? value : undefined;
+}
+
+/** A problem document as the text a platform passes to its model. */
+async function problemText(c: Context<AppEnv>, error: ApiError): Promise<string> {
+  return problemResponse(c, error).text();
+}
+
+interface VapiCall {
+  id: string;
+  name: string;
+  args: unknown;
+}
+
+/** The tool calls of Vapi's `tool-calls` server message, or the 422 naming what is wrong with it. */
+function vapiCalls(body: Record<string, unknown>): VapiCall[] {
+  const message = body.message;
+  const list = isObject(message) ? message.toolCallList : undefined;
+  if (!isObject(message) || message.type !== "tool-calls" || !Array.isArray(list)) {
+    throw validationFailed([
+      {
+        path: "message",
+        code: "invalid_format",
+        message: 'must be Vapi\'s tool-calls message: {"type":"tool-calls","toolCallList":[…]}',
+      },
+    ]);
+  }
+  return list.map((call, i) => {
+    const fn = isObject(call) ? call.function : undefined;
+    if (!isObject(call) || typeof call.id !== "string" || !isObject(fn) || typeof fn.name !== "string") {
+      throw validationFailed([
+        {
+          path: `message.toolCallList[${i}]`,
+          code: "invalid_format",
+          message: 'must be {"id","type":"function","function":{"name","arguments"}}',
+        },
+      ]);
+    }
+    return { id: call.id, name: fn.name, args: fn.arguments };
+  });
+}
+
+export function integrationRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
+  const byTool = (name: string) => operations.find((op) => op.tool === name);
+  return (
+    new Hono<AppEnv>()
+      .get("/:platform/tools", rateLimit, (c) => {
+        const platform = c.req.param("platform") as Platform;
+        if (!PLATFORMS.includes(platform)) throw new ApiError("not_found", `No route for GET ${c.req.path}`);
+        if (new URL(c.req.url).search !== "")
+          throw validationFailed([{ path: "query", code: "unknown_field", message: "takes no query parameters" }]);
+        const origin = new URL(c.req.url).origin;
+        return c.json(toolDefinitions(platform, operations, { origin, orgId: c.var.orgId }), 200);
+      })
+      .all("/:platform/tools", methodNotAllowed("GET"))
+      // Vapi: every call of the message in order, each answered in `results`, never a failed request.
+      .post("/vapi/tool-calls", rateLimit, async (c) => {
+        const calls = vapiCalls(await platformBody(c));
+        let bookmark = c.req.header(BOOKMARK_HEADER);
+        const results: Record<string, string>[] = [];
+        for (const call of calls) {
+          const op = byTool(call.name);
+          const args = argumentsOf(call.args);
+          const answer = (outcome: { result: string } | { error: string }) =>
+            results.push({ toolCallId: call.id, name: call.name, ...outcome });
+          if (!op) {
+            answer({ error: await problemText(c, new ApiError("not_found", `No tool named ${call.name}`)) });
+            continue;
+          }
+          if (!args) {
+            const message = "must be an object of the tool's arguments, or its JSON text";
+            answer({
+              error: await problemText(c, validationFailed([{ path: "arguments", code: "invalid_type", message }])),
+            });
+            continue;
+          }
+          const response = await runTool(c, fetchApp, op, args, bookmark);
+          bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
+          const text = await response.text();
+          answer(response.ok ? { result: text } : { error: text });
+        }
+        if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
+        return c.json({ results }, 200);
+      })
+      .all("/vapi/tool-calls", methodNotAllowed("POST"))
+      // Retell: one custom function's call, answered with its operation's own status and body.
+      .post("/retell/:tool", rateLimit, async (c) => {
+        const tool = c.req.param("tool");
+        const op = byTool(tool);
+        if (!op) throw new ApiError("not_found", `No tool named ${tool}`);
+        const body = await platformBody(c);
+        const args = argumentsOf(body.args);
+        if (body.name !== undefined && body.name !== tool)
+          throw validationFailed([
+            { path: "name", code: "invalid_value", message: `must be ${tool}, the tool of this URL` },
+          ]);
+        if (!args || typeof body.args === "string")
+          throw validationFailed([
+            { path: "args", code: "invalid_type", message: "must be an object of the tool's arguments" },
+          ]);
+        const response = await runTool(c, fetchApp, op, args, c.req.header(BOOKMARK_HEADER));
+        return new Response(response.body, response);
+      })
+      .all("/retell/:tool", methodNotAllowed("POST"))
+  );
+}
