@@ -101,6 +101,7 @@ describe("D1 budget per request", () => {
       () => `/api/v1/events?type=contact.created&limit=2&cursor=${contactEventCursor}`,
       undefined,
     ],
+    ["get the call context", "/api/v1/ai-agent/context", undefined],
     ["find available appointments", "/api/v1/ai-agent/available-appointments", () => ({ dateTime: slot, limit: 20 })],
     ["check a booking", "/api/v1/ai-agent/is-booking-available", () => ({ dateTime: slot })],
     [
