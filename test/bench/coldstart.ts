@@ -8,8 +8,8 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { run } from "../e2e/harness";
 
-/** The cold-start bundle budget, 150 KB gzip (docs/performance.md; test/e2e/deploy.e2e.test.ts holds the worker to it). */
-export const GZIP_BUDGET_BYTES = 150_000;
+/** The cold-start bundle budget, 155 KB gzip (docs/performance.md; test/e2e/deploy.e2e.test.ts holds the worker to it). */
+export const GZIP_BUDGET_BYTES = 155_000;
 
 interface CpuProfile {
   nodes: { id: number; callFrame: { functionName: string } }[];
