@@ -47,9 +47,11 @@ describe("MCP over wrangler dev", () => {
     const client = new Client({ name: "e2e-agent", version: "1.0.0" });
     await client.connect(transport);
     const { tools } = await client.listTools();
-    // Sixteen: the fourteen operations of docs/api.md's first sections, hold_slot and release_hold.
-    expect(tools).toHaveLength(16);
-    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["hold_slot", "release_hold"]));
+    // Seventeen: the fourteen operations of docs/api.md's first sections, hold_slot, release_hold and get_call_context.
+    expect(tools).toHaveLength(17);
+    expect(tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(["hold_slot", "release_hold", "get_call_context"]),
+    );
     for (const tool of tools) {
       expect(tool.annotations, tool.name).toMatchObject({ title: tool.title, openWorldHint: false });
       expect(tool.annotations?.readOnlyHint, tool.name).toBe(/^(find|check|get|list)_/.test(tool.name));

@@ -27,7 +27,7 @@ import { type Fixture, httpRequest, OPERATIONS, pathTemplate, TOOLS, toolArgumen
 import { expectProblem } from "../support/problem";
 import { call } from "../support/request";
 import { addAccount, db, openTenant, type Tenant } from "../support/tenants";
-import { slotIn } from "../support/time";
+import { HOUR, hoursAhead, iso, slotIn } from "../support/time";
 
 interface Profile {
   tenant: Tenant;
@@ -294,6 +294,27 @@ const incidentRow = async (id: string) =>
   (await env.DB.prepare("SELECT * FROM incidents WHERE id = ?").bind(id).all()).results;
 const holdRow = async (id: string) => (await env.DB.prepare("SELECT * FROM holds WHERE id = ?").bind(id).all()).results;
 
+/**
+ * The call context of the caller's own org: its id and name, its one service,
+ * and its next slot — the next whole hour of its around-the-clock schedule,
+ * which neither org has booked or held, with its one place.
+ */
+const expectOwnContext = (body: Record<string, unknown>, caller: Profile) => {
+  expect(body.organization).toEqual({ id: caller.tenant.orgId, name: `Isolation ${caller.tag}` });
+  expect(body.timeZone).toBe("UTC");
+  expect(body.services).toEqual([
+    {
+      id: caller.service,
+      name: `Service ${caller.tag}`,
+      durationMinutes: 60,
+      arrivalWindowMinutes: 0,
+      keywords: [`kw${caller.tag}`],
+    },
+  ]);
+  const next = hoursAhead(0, Date.parse(body.now as string));
+  expect(body.nextAvailable).toMatchObject({ start: iso(next), end: iso(next + HOUR), remaining: 1, serviceId: null });
+};
+
 const expectHoldNotFound = (res: ReadResponse) => {
   expectProblem(res, 422, "validation_failed");
   expect(res.body.errors).toEqual([{ path: "holdId", code: "not_found", message: expect.any(String) }]);
@@ -443,6 +464,33 @@ const PROBES: Record<string, Case[]> = {
       expect: (res, c) => {
         const { services } = toolAnswer(res).body as { services: { id: string }[] };
         expect(services.map((x) => x.id)).toEqual([c.service]);
+      },
+    },
+  ],
+  get_call_context: [
+    {
+      name: "GET /ai-agent/context → its own org, services and next slot",
+      send: () => ({ path: "/api/v1/ai-agent/context" }),
+      expect: (res, c) => {
+        expect(res.status, res.text).toBe(200);
+        expectOwnContext(res.body, c);
+      },
+    },
+    {
+      name: "GET /ai-agent/context?orgId={the other org's} → 422 unknown_field (a query cannot choose the org)",
+      send: (_c, v) => ({ path: `/api/v1/ai-agent/context?orgId=${v.tenant.orgId}` }),
+      expect: (res) => {
+        expectProblem(res, 422, "validation_failed");
+        expect(res.body.errors).toEqual([{ path: "orgId", code: "unknown_field", message: expect.any(String) }]);
+      },
+    },
+    {
+      name: "MCP get_call_context → its own org, services and next slot",
+      send: () => ({ tool: "get_call_context", args: {} }),
+      expect: (res, c) => {
+        const answer = toolAnswer(res);
+        expect(answer.isError, res.text).toBe(false);
+        expectOwnContext(answer.body, c);
       },
     },
   ],

@@ -70,6 +70,7 @@ const ALLOWED: Record<string, string[]> = {
   reschedule_incident: ["dateTime"],
   list_events: [...PAGE, "type"],
   list_services: [],
+  get_call_context: [],
 };
 
 const allowedOf = (op: Operation) => ALLOWED[op.tool] ?? [];

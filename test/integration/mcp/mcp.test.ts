@@ -1,4 +1,4 @@
-// The MCP server through the official SDK client: the sixteen tools with the
+// The MCP server through the official SDK client: the seventeen tools with the
 // operations' own input schemas, the same JSON results as HTTP, failures as
 // isError results carrying the problem document.
 
@@ -26,7 +26,7 @@ describe("MCP server at /mcp", () => {
     await expect(connect(null)).rejects.toThrow(/401/);
   });
 
-  it("lists the sixteen tools with the operations' input schemas", async () => {
+  it("lists the seventeen tools with the operations' input schemas", async () => {
     const client = await connect(a);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
@@ -38,6 +38,7 @@ describe("MCP server at /mcp", () => {
       "find_available_appointments",
       "find_caller",
       "get_account",
+      "get_call_context",
       "get_incident",
       "hold_slot",
       "list_contacts",
@@ -47,6 +48,12 @@ describe("MCP server at /mcp", () => {
       "release_hold",
       "reschedule_incident",
     ]);
+    // The call context takes no argument at all, and says it only reads.
+    const context = tools.find((t) => t.name === "get_call_context");
+    expect(context?.inputSchema.properties ?? {}).toEqual({});
+    expect(context?.inputSchema.required ?? []).toEqual([]);
+    expect(context?.outputSchema?.type).toBe("object");
+    expect(context?.annotations?.readOnlyHint).toBe(true);
     // An id in the path becomes an `id` argument, beside the body's fields.
     const reschedule = tools.find((t) => t.name === "reschedule_incident")?.inputSchema;
     expect(reschedule?.required).toEqual(["id", "dateTime"]);
@@ -55,7 +62,8 @@ describe("MCP server at /mcp", () => {
       properties: object;
       additionalProperties: boolean;
     };
-    expect(Object.keys(lead.properties)).toEqual(Object.keys(createLeadBody().shape));
+    // A write tool takes its call's Idempotency-Key as an optional `idempotencyKey` argument besides.
+    expect(Object.keys(lead.properties)).toEqual([...Object.keys(createLeadBody().shape), "idempotencyKey"]);
     expect(lead.additionalProperties).toBe(false);
     const incident = tools.find((t) => t.name === "create_incident");
     expect(incident?.inputSchema.required).toEqual(["dateTime", "clientName", "insectName"]);
@@ -63,7 +71,9 @@ describe("MCP server at /mcp", () => {
     expect(incident?.outputSchema?.type).toBe("object");
     const hold = tools.find((t) => t.name === "hold_slot")?.inputSchema;
     expect(hold?.required).toEqual(["dateTime"]);
-    expect(Object.keys(hold?.properties ?? {}).sort()).toEqual(Object.keys(holdSlotBody().shape).sort());
+    expect(Object.keys(hold?.properties ?? {}).sort()).toEqual(
+      [...Object.keys(holdSlotBody().shape), "idempotencyKey"].sort(),
+    );
     expect(hold?.additionalProperties).toBe(false);
     const release = tools.find((t) => t.name === "release_hold")?.inputSchema;
     expect([release?.required, release?.additionalProperties]).toEqual([["holdId"], false]);

@@ -2,16 +2,22 @@
 // "Length limits"): every date-time in UTC as `YYYY-MM-DDTHH:MM:SS.sssZ`, a
 // slot's local times as `YYYY-MM-DDTHH:MM:SS±HH:MM`, every string within its
 // limit in UTF-16 code units, and every resource the test wrote reading back
-// exactly as written. The whole answer is walked, so no member is missed.
+// exactly as written; the call context's local clock (`localNow`) in the local
+// form, its dates (`localDate`, `date`) as `YYYY-MM-DD`. The whole answer is
+// walked, so no member is missed.
 import { expect } from "vitest";
 import { MINUTE } from "../../support/time";
 
 export const UTC_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const LOCAL_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/;
 
+export const DATE_FORM = /^\d{4}-\d{2}-\d{2}$/;
+
 /** Members that hold a date-time in UTC (or null). */
-const DATE_TIME_KEY = /^(dateTime|start|end|timestamp|estimatedCloseDate)$|At$/;
-const LOCAL_KEYS = new Set(["localStart", "localEnd"]);
+const DATE_TIME_KEY = /^(dateTime|start|end|timestamp|estimatedCloseDate|now)$|At$/;
+const LOCAL_KEYS = new Set(["localStart", "localEnd", "localNow"]);
+/** Members that hold a local date (the call context's). */
+const DATE_KEYS = new Set(["localDate", "date"]);
 /** A string that looks like a date or a date-time, whatever member holds it (a year of 4 or more digits, signed or not). */
 const LOOKS_LIKE_A_DATE = /^[+-]?\d{4,}-\d{2}-\d{2}(?:[Tt ]|$)/;
 
@@ -78,6 +84,11 @@ export function expectForm(value: unknown, written: Map<string, Record<string, u
     const apart = Math.abs(Date.parse(object[local] as string) - Date.parse(object[utc] as string));
     expect(apart, `${path}.${local} ${object[local]} is not ${object[utc]}`).toBeLessThan(MINUTE);
   }
+  // The local clock names the same instant to the second (docs/api.md, "Call context").
+  if (typeof object.localNow === "string") {
+    const second = Math.floor(Date.parse(object.now as string) / 1000) * 1000;
+    expect(Date.parse(object.localNow), `${path}.localNow ${object.localNow} is not ${object.now}`).toBe(second);
+  }
   const expected = typeof object.id === "string" ? written.get(object.id) : undefined;
   if (expected) {
     seen.written++;
@@ -86,7 +97,11 @@ export function expectForm(value: unknown, written: Map<string, Record<string, u
 }
 
 function expectString(key: string, member: string, at: string, seen: Seen) {
-  if (LOCAL_KEYS.has(key)) {
+  if (DATE_KEYS.has(key)) {
+    expect(member, at).toMatch(DATE_FORM);
+    // A real date (no 2026-02-30).
+    expect(new Date(`${member}T00:00:00Z`).toISOString().slice(0, 10), at).toBe(member);
+  } else if (LOCAL_KEYS.has(key)) {
     expect(member, at).toMatch(LOCAL_FORM);
     expect(Number.isFinite(Date.parse(member)), `${at} ${member} is no date`).toBe(true);
     seen.local++;

@@ -142,6 +142,8 @@ export interface Fixture {
   counts?: Counts;
   /** GET /api/v1/services as the org's one service makes it (not the default, no keywords: no booking picks it). */
   services: { services: object[] };
+  /** What of GET /api/v1/ai-agent/context the org's seeding fixes: the org, its zone, its one service as an agent sees it. */
+  context: { organization: { id: string; name: string }; timeZone: string; services: object[] };
 }
 
 export interface Counts {
@@ -376,7 +378,8 @@ let fixtureCount = 0;
  * them); holds live, lapsing, released and lapsed (inserted); and cursors of both lists.
  */
 export async function newFixture(): Promise<Fixture> {
-  const tenant = await openTenant("Fuzz Org", { capacity: 2, horizonDays: 30 });
+  const name = "Fuzz Org";
+  const tenant = await openTenant(name, { capacity: 2, horizonDays: 30 });
   const tag = tenant.orgId.slice(-6);
   // Before the key's first request: the catalogue is cached with the key.
   const service = await addService(tenant, { name: `Fuzz service ${tag}`, durationMinutes: 90, bufferMinutes: 15 });
@@ -427,6 +430,11 @@ export async function newFixture(): Promise<Fixture> {
           active: true,
         },
       ],
+    },
+    context: {
+      organization: { id: tenant.orgId, name },
+      timeZone: "UTC",
+      services: [{ id: service.id, name: service.name, durationMinutes: 90, arrivalWindowMinutes: 0, keywords: [] }],
     },
   };
   const accountId = fx.accounts[0]!.id;

@@ -60,11 +60,13 @@ import { noQueryVerdict } from "./oracle";
 import {
   accountCases,
   accountSegment,
+  contextQueries,
   EVENT_QUERY_FIELDS,
   eventListCases,
   eventListVerdict,
   expectAccountAnswer,
   expectByIdAnswer,
+  expectContextAnswer,
   expectEventPage,
   expectIncidentAnswer,
   expectIncidentPage,
@@ -196,6 +198,7 @@ const GETS = [
   "GET /api/v1/incidents/{id}",
   "GET /api/v1/events",
   "GET /api/v1/services",
+  "GET /api/v1/ai-agent/context",
 ];
 
 describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests each)`, () => {
@@ -294,6 +297,25 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
         expectSaneHttp(res);
         const answer = answerOf(res);
         expectByIdAnswer(answer, query, true, () => expectServicesAnswer(answer, fx));
+        expectNothingForeign(answer, query);
+        return answer;
+      });
+      expectShare(statuses, 200, 0.3);
+      expectShare(statuses, 422, 0.1);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `GET /api/v1/ai-agent/context: ${RUNS} query strings`,
+    async () => {
+      const statuses = await fuzz(contextQueries, async (fx, query) => {
+        const before = Date.now();
+        const res = await send(fx, `/api/v1/ai-agent/context${query}`);
+        const after = Date.now();
+        expectSaneHttp(res);
+        const answer = answerOf(res);
+        expectByIdAnswer(answer, query, true, () => expectContextAnswer(answer, fx, before, after));
         expectNothingForeign(answer, query);
         return answer;
       });

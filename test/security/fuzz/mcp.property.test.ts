@@ -49,11 +49,13 @@ import {
 } from "./operations";
 import {
   accountArgCases,
+  contextArgCases,
   EVENT_QUERY_FIELDS,
   eventListArgCases,
   eventListVerdict,
   expectAccountAnswer,
   expectByIdAnswer,
+  expectContextAnswer,
   expectEventPage,
   expectIncidentAnswer,
   expectIncidentPage,
@@ -154,7 +156,15 @@ const DEFAULT_SHARES: [number, number][] = [
 ];
 
 /** Every tool this file fuzzes: the POST operations' and the GET ones' below. */
-const GET_TOOLS = ["list_contacts", "get_account", "list_incidents", "get_incident", "list_events", "list_services"];
+const GET_TOOLS = [
+  "list_contacts",
+  "get_account",
+  "list_incidents",
+  "get_incident",
+  "list_events",
+  "list_services",
+  "get_call_context",
+];
 
 describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each)`, () => {
   it("fuzzes every tool the API declares (src/routes OPERATIONS)", () => {
@@ -354,6 +364,27 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
         return answer;
       });
       expectShare(statuses, 200, 0.3);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `get_call_context: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(contextArgCases, async (fx, args) => {
+        const parsed = overTheWire(args);
+        const before = Date.now();
+        const answer = await callTool(fx, "get_call_context", args);
+        const after = Date.now();
+        expectSane(answer);
+        const params = new URLSearchParams();
+        for (const [name, value] of Object.entries(parsed)) if (value !== null) params.set(name, asQueryText(value));
+        expectByIdAnswer(answer, `?${params}`, true, () => expectContextAnswer(answer, fx, before, after));
+        expectNothingOf(foreign, answer, JSON.stringify(parsed));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.3);
+      expectShare(statuses, 422, 0.1);
     },
     TIMEOUT,
   );

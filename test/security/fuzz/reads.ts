@@ -1,11 +1,14 @@
 // The GET operations as the fuzz sees them: query strings for the contact,
 // incident and event lists (limits, filters, real, foreign and tampered
-// cursors, unknown and repeated parameters) and path segments for one account
-// or incident.
+// cursors, unknown and repeated parameters), path segments for one account
+// or incident, and the query strings of the services and the call context,
+// which take no parameter.
 import fc from "fast-check";
 import { expect } from "vitest";
 import { EVENT_TYPES } from "../../../drizzle/schema";
-import type { Answer, Fixture, IssuedCursor, IssuedEventCursor } from "./harness";
+import { DAY, HOUR, iso } from "../../support/time";
+import { UTC_FORM } from "./forms";
+import { type Answer, type Fixture, type IssuedCursor, type IssuedEventCursor, utcAppointment } from "./harness";
 import { expectValidationFailed } from "./operations";
 import {
   type BodyVerdict,
@@ -960,4 +963,54 @@ export const serviceArgCases = fc.oneof(
 export function expectServicesAnswer(answer: Answer, fx: Fixture) {
   expect(answer.status, answer.text).toBe(200);
   expect(answer.body).toEqual(fx.services);
+}
+
+/** Query strings of GET /api/v1/ai-agent/context, which takes no parameter either: those of a GET by id. */
+export const contextQueries = query;
+
+/** get_call_context arguments: mostly none; any member becomes a query parameter, which the operation refuses. */
+export const contextArgCases = fc.oneof(
+  { arbitrary: fc.constant({}), weight: 3 },
+  {
+    arbitrary: fc.dictionary(fc.constantFrom("orgId", "timeZone", "date", "x", "__proto__"), junkValue, {
+      maxKeys: 2,
+    }),
+    weight: 1,
+  },
+);
+
+const DAY_NAMES = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+/** The lower-case English name of the UTC day that holds `at`. */
+const dayName = (at: number) => DAY_NAMES[new Date(at).getUTCDay()]!;
+
+/**
+ * 200 with exactly the org's call context (docs/api.md, "Call context") at a
+ * `now` read while the request ran (between `before` and `after`): the org,
+ * UTC, `now` in its UTC and local forms, its date and weekday, the 7 dates
+ * from it open around the clock, its one service, and as the next slot the
+ * next whole hour with both places (nothing of the fixture's is booked or
+ * held that soon: its incident in progress ends when that hour starts).
+ */
+export function expectContextAnswer(answer: Answer, fx: Fixture, before: number, after: number) {
+  expect(answer.status, answer.text).toBe(200);
+  const { now, ...rest } = answer.body;
+  expect(now, answer.text).toMatch(UTC_FORM);
+  const at = Date.parse(now);
+  expect(iso(at)).toBe(now);
+  expect(at, `${now} outside its request`).toBeGreaterThanOrEqual(before);
+  expect(at, `${now} outside its request`).toBeLessThanOrEqual(after);
+  const today = Math.floor(at / DAY) * DAY;
+  const next = Math.ceil(at / HOUR) * HOUR;
+  expect(rest, answer.text).toEqual({
+    ...fx.context,
+    localNow: `${now.slice(0, 19)}+00:00`,
+    localDate: now.slice(0, 10),
+    weekday: dayName(at),
+    openingHours: Array.from({ length: 7 }, (_, i) => ({
+      date: iso(today + i * DAY).slice(0, 10),
+      weekday: dayName(today + i * DAY),
+      intervals: [["00:00", "24:00"]],
+    })),
+    nextAvailable: { ...utcAppointment(next), remaining: 2, serviceId: null, arrivalWindow: null },
+  });
 }

@@ -1,6 +1,6 @@
 // The form of every answer near every input limit: for each of a
 // set of time zones (offsets from −12:00 to +14:00, half and three-quarter
-// hours, historical offsets in seconds), generated runs call all sixteen
+// hours, historical offsets in seconds), generated runs call all seventeen
 // operations with VALID inputs at their limits — date-times at both ends of
 // the range written with offsets up to ±14:00 (and the slot starts there),
 // strings of astral characters exactly at their limit in UTF-16 code units,
@@ -18,7 +18,7 @@ import { addService } from "../../support/catalogue";
 import type { ReadResponse } from "../../support/http";
 import { call } from "../../support/request";
 import { db, openTenant, type Tenant } from "../../support/tenants";
-import { HOUR, iso } from "../../support/time";
+import { DAY, HOUR, iso } from "../../support/time";
 import { expectForm, nothingSeen, type Seen } from "./forms";
 import { e164, FIRST_INSTANT, instantOf, LAST_INSTANT } from "./oracle";
 import { astralAt, atOffset, OFFSETS, validEdgeDateTime } from "./values";
@@ -103,6 +103,11 @@ type Run = typeof run extends fc.Arbitrary<infer T> ? T : never;
 
 const trimmed = (fields: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === "string" ? v.trim() : v]));
+
+const find = "POST /api/v1/ai-agent/available-appointments";
+const DAY_NAMES = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
+/** The lower-case English name of the UTC day that holds `at`. */
+const dayName = (at: number) => DAY_NAMES[new Date(at).getUTCDay()]!;
 
 /** The operations one run called ("METHOD /path"), and every 2xx answer's form. */
 class Session {
@@ -216,8 +221,35 @@ async function scenario(zone: string, r: Run) {
   const listed = await s.send("GET /api/v1/services", "/api/v1/services", [200]);
   expect(listed.body.services.map((x: { id: string }) => x.id)).toEqual([service.id]);
 
+  // The call context: the org as named, its zone, its service, 7 local dates from today open around
+  // the clock, and the next slot (nothing is booked yet), as available-appointments lists it from then.
+  s.written.set(tenant.orgId, { name: `Form ${zone}` });
+  const context = await s.send("GET /api/v1/ai-agent/context", "/api/v1/ai-agent/context", [200]);
+  expect(context.body).toMatchObject({ organization: { id: tenant.orgId }, timeZone: zone });
+  expect(context.body.services.map((x: { id: string }) => x.id)).toEqual([service.id]);
+  const { localDate, localNow, weekday, openingHours } = context.body;
+  expect(localNow.slice(0, 10)).toBe(localDate);
+  const day = Date.parse(`${localDate}T00:00:00Z`);
+  expect(openingHours).toEqual(
+    Array.from({ length: 7 }, (_, i) => ({
+      date: iso(day + i * DAY).slice(0, 10),
+      weekday: dayName(day + i * DAY),
+      intervals: [["00:00", "24:00"]],
+    })),
+  );
+  expect(weekday).toBe(dayName(day));
+  const next = context.body.nextAvailable;
+  expect(next, context.text).not.toBeNull();
+  expect(Date.parse(next.start)).toBeGreaterThanOrEqual(Date.parse(context.body.now));
+  const asked = Date.now();
+  const fromThen = await s.send(find, "/api/v1/ai-agent/available-appointments", [200], {
+    dateTime: context.body.now,
+    limit: 1,
+  });
+  // Unless that slot began in between (available-appointments starts from its own now at the latest).
+  if (Date.parse(next.start) >= asked) expect(fromThen.body.slots).toEqual([next]);
+
   // Slots: from an end of the range (0001 is lifted to now), and from now, written with offsets.
-  const find = "POST /api/v1/ai-agent/available-appointments";
   await s.send(find, "/api/v1/ai-agent/available-appointments", [200], {
     dateTime: r.edges[1],
     limit: r.limits.find,
