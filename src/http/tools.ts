@@ -51,7 +51,11 @@ const idempotencyArgument = () =>
 export function toolInput(op: Operation): z.ZodType {
   const rest = (op.body ?? op.query)?.() as z.ZodObject | undefined;
   const params = op.params?.() as z.ZodObject | undefined;
-  const input = !params ? (rest ?? z.strictObject({})) : !rest ? params : z.strictObject({ ...params.shape, ...rest.shape });
+  const input = !params
+    ? (rest ?? z.strictObject({}))
+    : !rest
+      ? params
+      : z.strictObject({ ...params.shape, ...rest.shape });
   return isWriteTool(op) ? input.extend({ [IDEMPOTENCY_ARGUMENT]: idempotencyArgument() }) : input;
 }
 
