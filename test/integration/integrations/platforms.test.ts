@@ -189,3 +189,45 @@ describe("idempotencyKey over MCP", () => {
     expect(read.status).toBe(422);
   });
 });
+
+describe("rate limit", () => {
+  /** A RATE_LIMITER that allows or refuses every call and counts them. */
+  const limiter = (success: boolean) => {
+    const calls: unknown[] = [];
+    const binding: RateLimit = {
+      limit: async (options) => {
+        calls.push(options);
+        return { success };
+      },
+    };
+    return { calls, binding };
+  };
+
+  it("a Vapi message or a Retell call counts once, however many tool calls it carries; refused, it runs none", async () => {
+    const t = await openTenant(undefined, { capacity: 3 });
+    const at = daysAhead(2, 14);
+    const allow = limiter(true);
+    const message = vapiMessage([
+      { name: "create_incident", args: book(t, at) },
+      { name: "create_incident", args: book(t, at) },
+      { name: "check_booking_availability", args: { dateTime: iso(at) } },
+    ]);
+    const res = await call(t, VAPI, { body: message, bindings: { RATE_LIMITER: allow.binding } });
+    expect(results(res).map((r) => r.error)).toEqual([undefined, undefined, undefined]);
+    expect(allow.calls).toEqual([{ key: t.orgId }]);
+    const retell = await call(t, RETELL("find_caller"), {
+      body: retellBody("find_caller", { phone: "+19175550199" }),
+      bindings: { RATE_LIMITER: allow.binding },
+    });
+    expect(retell.status).toBe(200);
+    expect(allow.calls).toHaveLength(2);
+
+    const refuse = limiter(false);
+    const refused = await call(t, VAPI, { body: message, bindings: { RATE_LIMITER: refuse.binding } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe("60");
+    expect((await call(t, "/api/v1/incidents")).body.data).toHaveLength(2);
+    const tools = await call(t, TOOLS("vapi"), { bindings: { RATE_LIMITER: refuse.binding } });
+    expect(tools.status).toBe(429);
+  });
+});
