@@ -8,13 +8,14 @@ import {
   type Booking,
   bookableWindow,
   candidateSlots,
+  dateOf,
   openingsOn,
   type Reason,
   type Slot,
   type SlotTimes,
   writable,
 } from "./slots";
-import { dateString, localDateOf } from "./zone";
+import { dateString } from "./zone";
 
 const MINUTE = 60_000;
 
@@ -202,7 +203,7 @@ export function dutyRoster(schedule: Schedule) {
   let last = { start: Number.NaN, date: 0, day: "" };
   return (technician: Technician, start: number, end: number): boolean => {
     if (start !== last.start) {
-      const date = localDateOf(start, schedule.timeZone);
+      const date = dateOf(start, schedule.timeZone);
       last = { start, date, day: dateString(date) };
     }
     if (technician.daysOff.includes(last.day)) return false;
