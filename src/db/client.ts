@@ -7,6 +7,9 @@ export type D1Client = Pick<D1Database, "prepare" | "batch">;
 
 export type Db = DrizzleD1Database;
 
+/** The header a D1 session's bookmark travels in (src/middleware/database.ts). */
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
+
 /** Where a keyset page starts after: the last row's sort time (a contact's createdAt, an incident's start) and id. */
 export interface CursorPosition {
   at: number;

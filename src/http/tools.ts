@@ -7,8 +7,8 @@
 // calls was rate-limited once; the calls themselves are not.
 import type { Context } from "hono";
 import * as z from "zod";
+import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv, Bindings } from "../env";
-import { BOOKMARK_HEADER } from "../middleware/database";
 import type { Operation } from "./operation";
 import { problemResponse, validationFailed } from "./problem";
 

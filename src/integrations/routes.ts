@@ -4,13 +4,13 @@
 // validation, answers, problem documents and idempotency as HTTP, the
 // carrying request rate-limited once.
 import { type Context, Hono } from "hono";
+import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
 import { readCapped } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import type { Operation } from "../http/operation";
 import { ApiError, problemResponse, validationFailed } from "../http/problem";
 import { type FetchApp, runTool } from "../http/tools";
-import { BOOKMARK_HEADER } from "../middleware/database";
 import { rateLimit } from "../middleware/rate-limit";
 import { PLATFORMS, type Platform, toolDefinitions } from "./definitions";
 

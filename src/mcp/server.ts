@@ -9,11 +9,11 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { Context } from "hono";
+import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
 import { readCapped } from "../http/body";
 import { type Operation, toolAnnotations } from "../http/operation";
 import { type FetchApp, jsonSchema, runTool, toolInputSchema } from "../http/tools";
-import { BOOKMARK_HEADER } from "../middleware/database";
 
 function toolOf(op: Operation) {
   return {

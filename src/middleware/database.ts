@@ -4,10 +4,9 @@
 // `X-D1-Bookmark`; a client that sends it on its next request reads at least
 // that far, so it always sees its own writes, whichever replica answers.
 import { createMiddleware } from "hono/factory";
-import { createDb } from "../db/client";
+import { BOOKMARK_HEADER, createDb } from "../db/client";
 import type { AppEnv } from "../env";
 
-export const BOOKMARK_HEADER = "X-D1-Bookmark";
 // D1 bookmarks are hex groups, e.g. 0000000a-00000002-00004f7d-<hash>.
 const BOOKMARK_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8,64}$/;
 
