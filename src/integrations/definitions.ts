@@ -131,37 +131,26 @@ export interface ToolOf {
 
 // What each platform's property schema knows (src: their SDKs' types).
 const VAPI_FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
+// Retell's and OpenAI's property schemas are plain JSON Schema: the sizes too.
+const SIZED = [
+  "type",
+  "items",
+  "properties",
+  "description",
+  "pattern",
+  "format",
+  "required",
+  "enum",
+  "minimum",
+  "maximum",
+  "minLength",
+  "maxLength",
+] as const;
 const KEEP: Record<Platform, readonly string[]> = {
   vapi: ["type", "items", "properties", "description", "pattern", "format", "required", "enum", "title"],
-  retell: [
-    "type",
-    "items",
-    "properties",
-    "description",
-    "pattern",
-    "format",
-    "required",
-    "enum",
-    "minimum",
-    "maximum",
-    "minLength",
-    "maxLength",
-  ],
+  retell: SIZED,
   elevenlabs: ["type", "items", "properties", "description", "required", "enum"],
-  openai: [
-    "type",
-    "items",
-    "properties",
-    "description",
-    "pattern",
-    "format",
-    "required",
-    "enum",
-    "minimum",
-    "maximum",
-    "minLength",
-    "maxLength",
-  ],
+  openai: SIZED,
 };
 
 /** A nullable member (`anyOf` with null, or a type list with "null") as its one non-null form: omitting it is how a tool says null. */

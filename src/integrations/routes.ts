@@ -6,7 +6,7 @@
 import { type Context, Hono } from "hono";
 import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
-import { readCapped } from "../http/body";
+import { isJsonObject as isObject, readJsonObject } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import type { Operation } from "../http/operation";
 import { ApiError, problemResponse, validationFailed } from "../http/problem";
@@ -18,24 +18,8 @@ import { PLATFORMS, type Platform, toolDefinitions } from "./definitions";
 // arguments: more than an operation's 64 KiB, which each call's own body keeps.
 const PLATFORM_MAX_BODY_BYTES = 1024 * 1024;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** The platform's JSON body: 415 unless JSON, 413 past 1 MiB, 400 unless an object. */
-async function platformBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
-  const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
-  if (!/^application\/([\w.-]+\+)?json$/i.test(mediaType))
-    throw new ApiError("unsupported_media_type", "Send the body as application/json");
-  const bytes = await readCapped(c.req.raw, PLATFORM_MAX_BODY_BYTES);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
-  } catch {
-    throw new ApiError("malformed_json", "The body is not valid UTF-8 JSON");
-  }
-  if (!isObject(parsed)) throw new ApiError("malformed_json", "The body must be a JSON object");
-  return parsed;
-}
+/** The platform's JSON object body (415, 413 past 1 MiB, 400 as an operation's). */
+const platformBody = async (c: Context<AppEnv>) => (await readJsonObject(c.req.raw, PLATFORM_MAX_BODY_BYTES)).parsed;
 
 /** A tool call's arguments: an object, or (Vapi) its JSON text; null or absent is none. */
 function argumentsOf(value: unknown): Record<string, unknown> | undefined {

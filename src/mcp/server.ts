@@ -11,7 +11,7 @@ import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/t
 import type { Context } from "hono";
 import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
-import { readCapped } from "../http/body";
+import { isJsonObject as isObject, readCapped } from "../http/body";
 import { type Operation, toolAnnotations } from "../http/operation";
 import { type FetchApp, jsonSchema, runTool, toolInputSchema } from "../http/tools";
 
@@ -52,9 +52,6 @@ interface SentCalls {
   /** Why a call's params are unusable, by JSON-RPC id. */
   invalid: Map<unknown, string>;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * The tools/call messages of the body, read before the SDK reads them: the
