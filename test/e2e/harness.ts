@@ -170,6 +170,8 @@ export class DevServer {
     private readonly child: ChildProcess,
     readonly baseUrl: string,
     private readonly logFile: string,
+    /** wrangler's inspector (Chrome DevTools protocol) port for this server's worker. */
+    readonly inspectorPort: number,
   ) {
     const keep = (chunk: Buffer) => {
       this.log += chunk.toString();
@@ -211,7 +213,7 @@ export class DevServer {
     const logFile = path.join(stateDir, `wrangler-dev-${port}.log`);
     const env = { ...ENV, WRANGLER_LOG_PATH: logFile };
     const child = spawn("npx", args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    const server = new DevServer(child, `http://127.0.0.1:${port}`, logFile);
+    const server = new DevServer(child, `http://127.0.0.1:${port}`, logFile, inspector);
     try {
       await server.waitUntilHealthy(timeoutMs);
     } catch (error) {
@@ -223,6 +225,11 @@ export class DevServer {
 
   output(): string {
     return this.log;
+  }
+
+  /** The id of its process group (npx, wrangler and workerd): the bench reads the group's CPU time from /proc. */
+  get processGroup(): number | undefined {
+    return this.child.pid;
   }
 
   /** Polls GET /health every 200 ms until it answers 200. */
