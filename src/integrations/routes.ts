@@ -12,7 +12,7 @@ import type { Operation } from "../http/operation";
 import { ApiError, problemResponse, validationFailed } from "../http/problem";
 import { type FetchApp, runTool } from "../http/tools";
 import { rateLimit } from "../middleware/rate-limit";
-import { PLATFORMS, type Platform, toolDefinitions } from "./definitions";
+import { PLATFORMS, toolDefinitions } from "./definitions";
 
 // The platforms send the whole call (its transcript too) beside the tool's
 // arguments: more than an operation's 64 KiB, which each call's own body keeps.
@@ -76,52 +76,55 @@ function vapiCalls(body: Record<string, unknown>): VapiCall[] {
 
 export function integrationRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
   const byTool = (name: string) => operations.find((op) => op.tool === name);
-  return (
-    new Hono<AppEnv>()
-      .get("/:platform/tools", rateLimit, (c) => {
-        const platform = c.req.param("platform") as Platform;
-        if (!PLATFORMS.includes(platform)) throw new ApiError("not_found", `No route for GET ${c.req.path}`);
+  // Static paths only ("/vapi/tools", "/retell/find_caller", …), not "/:platform/tools" or "/retell/:tool":
+  // hono's one-regex router refuses a parameter beside a static segment at the same place, and the
+  // whole app would fall back to its slower trie router (test/integration/http/router.node.test.ts).
+  const routes = new Hono<AppEnv>();
+  for (const platform of PLATFORMS)
+    routes
+      .get(`/${platform}/tools`, rateLimit, (c) => {
         if (new URL(c.req.url).search !== "")
           throw validationFailed([{ path: "query", code: "unknown_field", message: "takes no query parameters" }]);
         const origin = new URL(c.req.url).origin;
         return c.json(toolDefinitions(platform, operations, { origin, orgId: c.var.orgId }), 200);
       })
-      .all("/:platform/tools", methodNotAllowed("GET"))
-      // Vapi: every call of the message in order, each answered in `results`, never a failed request.
-      .post("/vapi/tool-calls", rateLimit, async (c) => {
-        const calls = vapiCalls(await platformBody(c));
-        let bookmark = c.req.header(BOOKMARK_HEADER);
-        const results: Record<string, string>[] = [];
-        for (const call of calls) {
-          const op = byTool(call.name);
-          const args = argumentsOf(call.args);
-          const answer = (outcome: { result: string } | { error: string }) =>
-            results.push({ toolCallId: call.id, name: call.name, ...outcome });
-          if (!op) {
-            answer({ error: await problemText(c, new ApiError("not_found", `No tool named ${call.name}`)) });
-            continue;
-          }
-          if (!args) {
-            const message = "must be an object of the tool's arguments, or its JSON text";
-            answer({
-              error: await problemText(c, validationFailed([{ path: "arguments", code: "invalid_type", message }])),
-            });
-            continue;
-          }
-          const response = await runTool(c, fetchApp, op, args, bookmark);
-          bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
-          const text = await response.text();
-          answer(response.ok ? { result: text } : { error: text });
+      .all(`/${platform}/tools`, methodNotAllowed("GET"));
+  routes
+    // Vapi: every call of the message in order, each answered in `results`, never a failed request.
+    .post("/vapi/tool-calls", rateLimit, async (c) => {
+      const calls = vapiCalls(await platformBody(c));
+      let bookmark = c.req.header(BOOKMARK_HEADER);
+      const results: Record<string, string>[] = [];
+      for (const call of calls) {
+        const op = byTool(call.name);
+        const args = argumentsOf(call.args);
+        const answer = (outcome: { result: string } | { error: string }) =>
+          results.push({ toolCallId: call.id, name: call.name, ...outcome });
+        if (!op) {
+          answer({ error: await problemText(c, new ApiError("not_found", `No tool named ${call.name}`)) });
+          continue;
         }
-        if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
-        return c.json({ results }, 200);
-      })
-      .all("/vapi/tool-calls", methodNotAllowed("POST"))
-      // Retell: one custom function's call, answered with its operation's own status and body.
-      .post("/retell/:tool", rateLimit, async (c) => {
-        const tool = c.req.param("tool");
-        const op = byTool(tool);
-        if (!op) throw new ApiError("not_found", `No tool named ${tool}`);
+        if (!args) {
+          const message = "must be an object of the tool's arguments, or its JSON text";
+          answer({
+            error: await problemText(c, validationFailed([{ path: "arguments", code: "invalid_type", message }])),
+          });
+          continue;
+        }
+        const response = await runTool(c, fetchApp, op, args, bookmark);
+        bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
+        const text = await response.text();
+        answer(response.ok ? { result: text } : { error: text });
+      }
+      if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
+      return c.json({ results }, 200);
+    })
+    .all("/vapi/tool-calls", methodNotAllowed("POST"));
+  for (const op of operations) {
+    const tool = op.tool;
+    // Retell: one custom function's call, answered with its operation's own status and body.
+    routes
+      .post(`/retell/${tool}`, rateLimit, async (c) => {
         const body = await platformBody(c);
         const args = argumentsOf(body.args);
         if (body.name !== undefined && body.name !== tool)
@@ -135,6 +138,7 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
         const response = await runTool(c, fetchApp, op, args, c.req.header(BOOKMARK_HEADER));
         return new Response(response.body, response);
       })
-      .all("/retell/:tool", methodNotAllowed("POST"))
-  );
+      .all(`/retell/${tool}`, methodNotAllowed("POST"));
+  }
+  return routes;
 }
