@@ -1,4 +1,10 @@
-const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+function hex(bytes: Uint8Array): string {
+  let text = "";
+  for (const b of bytes) text += HEX[b];
+  return text;
+}
 
 /** Lowercase hex of `size` random bytes. */
 export const randomHex = (size: number): string => hex(crypto.getRandomValues(new Uint8Array(size)));

@@ -31,14 +31,20 @@ interface Verified {
   expiresAt: number;
 }
 
-// By key hash. Only successes are cached: a new key works at once, and a
-// failure costs the caller a D1 read, as before.
+// By the key as sent: hashing it on every request was the largest CPU cost of
+// authentication (docs/performance.md). The isolate holds a key it was sent
+// for at most 3 s, in memory only; D1 holds hashes, never keys. Only successes
+// are cached: a new key works at once, and a failure costs the caller a D1
+// read, as before.
 const verified = new Map<string, Verified>();
 
-async function verify(db: Db, keyHash: string, orgId: string, now: number) {
-  const cached = verified.get(keyHash);
+async function verify(db: Db, key: string, orgId: string, now: number) {
+  const cached = verified.get(key);
   if (cached && cached.expiresAt > now) return cached;
-  verified.delete(keyHash);
+  verified.delete(key);
+  // The lookup is by SHA-256 of the key: timing of the index search can reveal
+  // at most a hash prefix, which says nothing about the key itself.
+  const keyHash = await hashApiKey(key);
   const found = await findKeyWithCatalogue(db, keyHash, orgId);
   if (!found || !constantTimeEqual(found.key.keyHash, keyHash) || !constantTimeEqual(found.key.orgId, orgId))
     return undefined;
@@ -50,7 +56,7 @@ async function verify(db: Db, keyHash: string, orgId: string, now: number) {
   };
   // Maps iterate in insertion order: the first key is the oldest entry.
   if (verified.size >= AUTH_CACHE_MAX_KEYS) verified.delete(verified.keys().next().value as string);
-  verified.set(keyHash, entry);
+  verified.set(key, entry);
   return entry;
 }
 
@@ -64,11 +70,8 @@ export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
   if (!orgId) throw unauthenticated("The X-ORG-ID header is missing");
   if (!API_KEY_PATTERN.test(key) || !ORG_ID_PATTERN.test(orgId)) throw unauthenticated();
 
-  // The lookup is by SHA-256 of the key: timing of the index search can reveal
-  // at most a hash prefix, which says nothing about the key itself.
-  const keyHash = await hashApiKey(key);
   const now = Date.now();
-  const found = await verify(c.var.db, keyHash, orgId, now);
+  const found = await verify(c.var.db, key, orgId, now);
   if (!found || !constantTimeEqual(found.org.id, orgId)) throw unauthenticated();
   c.set("orgId", found.org.id);
   c.set("org", found.org);

@@ -42,36 +42,6 @@ export type Reason =
   | "too_soon"
   | "fully_booked";
 
-// localToInstant and localDateOf each cost a few Intl.formatToParts calls
-// (about 80% of a scan's CPU: test/bench/engine.ts), and scans ask for the
-// same few wall-clock times of the same dates, and the same slot starts,
-// request after request. Both are pure functions of their arguments (the
-// runtime's zone data), so remembering them changes no answer. Bounded: the
-// map is emptied when full.
-const ZONE_MEMO_SIZE = 10_000;
-const zoneMemo = new Map<string, number>();
-
-function remember(key: string, compute: () => number): number {
-  let value = zoneMemo.get(key);
-  if (value === undefined) {
-    value = compute();
-    if (zoneMemo.size >= ZONE_MEMO_SIZE) zoneMemo.clear();
-    zoneMemo.set(key, value);
-  }
-  return value;
-}
-
-/** Empties the memo: for test/bench/engine.ts, to time a scan that finds nothing remembered. */
-export const forgetZoneMemo = () => zoneMemo.clear();
-
-/** localToInstant, remembered. */
-export const instantOf = (date: LocalDate, minutes: number, timeZone: string): number =>
-  remember(`i ${timeZone} ${date} ${minutes}`, () => localToInstant(date, minutes, timeZone));
-
-/** localDateOf, remembered. */
-export const dateOf = (instant: number, timeZone: string): LocalDate =>
-  remember(`d ${timeZone} ${instant}`, () => localDateOf(instant, timeZone));
-
 /** The bookable window (docs/api.md, "The schedule"): [now + notice, now + horizon). */
 export function bookableWindow(schedule: Schedule, now: number) {
   return { from: now + schedule.minNoticeMinutes * MINUTE, until: now + schedule.horizonDays * 1440 * MINUTE };
@@ -82,8 +52,8 @@ export function openingsOn(schedule: Schedule, date: LocalDate): SlotTimes[] {
   if (schedule.closedDates.includes(dateString(date))) return [];
   const intervals: Interval[] = schedule.weeklyHours[WEEKDAYS[weekday(date) - 1]!] ?? [];
   return intervals.map(([open, close]) => ({
-    start: instantOf(date, minutesOf(open), schedule.timeZone),
-    end: instantOf(date, minutesOf(close), schedule.timeZone),
+    start: localToInstant(date, minutesOf(open), schedule.timeZone),
+    end: localToInstant(date, minutesOf(close), schedule.timeZone),
   }));
 }
 
@@ -97,7 +67,7 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
   const slotMs = schedule.slotMinutes * MINUTE;
   // A slot of local date D starts on D (opening ≥ D's midnight, end ≤ D+1's),
   // so the scan starts at the local date of `from`.
-  for (let date = dateOf(from, schedule.timeZone); instantOf(date, 0, schedule.timeZone) < until; date++) {
+  for (let date = localDateOf(from, schedule.timeZone); localToInstant(date, 0, schedule.timeZone) < until; date++) {
     for (const opening of openingsOn(schedule, date)) {
       const skip = Math.max(0, Math.ceil((from - opening.start) / slotMs));
       for (let start = opening.start + skip * slotMs; start + slotMs <= opening.end && start < until; start += slotMs) {

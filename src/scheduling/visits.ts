@@ -8,14 +8,13 @@ import {
   type Booking,
   bookableWindow,
   candidateSlots,
-  dateOf,
   openingsOn,
   type Reason,
   type Slot,
   type SlotTimes,
   writable,
 } from "./slots";
-import { dateString } from "./zone";
+import { dateString, localDateOf } from "./zone";
 
 const MINUTE = 60_000;
 
@@ -203,7 +202,7 @@ export function dutyRoster(schedule: Schedule) {
   let last = { start: Number.NaN, date: 0, day: "" };
   return (technician: Technician, start: number, end: number): boolean => {
     if (start !== last.start) {
-      const date = dateOf(start, schedule.timeZone);
+      const date = localDateOf(start, schedule.timeZone);
       last = { start, date, day: dateString(date) };
     }
     if (technician.daysOff.includes(last.day)) return false;

@@ -11,13 +11,29 @@ const DAY = 1440 * MINUTE;
 /** A calendar date: days since 1970-01-01, proleptic Gregorian. */
 export type LocalDate = number;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
+/** Per zone: its formatter, and the offset at the start of each UTC day asked about (ms, keyed by day number). */
+interface Zone {
+  formatter: Intl.DateTimeFormat;
+  dayStarts: Map<number, number>;
+}
 
-/** One formatter per zone (building one costs far more than using it); zones are validated, so the map is bounded. */
-function formatterOf(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat("en-US", {
+// Zones are validated, so the map of zones is bounded; days are not (instants
+// come from clients), so the days of all zones are forgotten when too many.
+const DAYS_KEPT = 10_000;
+const zones = new Map<string, Zone>();
+let daysKept = 0;
+
+/** Empties every cache of this module: for benchmarks and tests, to time or check a fresh isolate's first call. */
+export function forgetZoneCaches() {
+  zones.clear();
+  daysKept = 0;
+}
+
+/** A zone's caches; building its formatter costs far more than using it. */
+function zoneOf(timeZone: string): Zone {
+  let zone = zones.get(timeZone);
+  if (!zone) {
+    const formatter = new Intl.DateTimeFormat("en-US", {
       timeZone,
       hourCycle: "h23",
       era: "short",
@@ -28,21 +44,53 @@ function formatterOf(timeZone: string): Intl.DateTimeFormat {
       minute: "numeric",
       second: "numeric",
     });
-    formatters.set(timeZone, formatter);
+    zone = { formatter, dayStarts: new Map() };
+    zones.set(timeZone, zone);
   }
-  return formatter;
+  return zone;
 }
 
-/** The zone's UTC offset at `instant`, in milliseconds (whole seconds: the tz database has no finer offsets). */
-function offsetAt(instant: number, timeZone: string): number {
+/** The zone's UTC offset at `instant` by Intl, in milliseconds (whole seconds: the tz database has no finer offsets). */
+function intlOffsetAt(instant: number, formatter: Intl.DateTimeFormat): number {
   const at = Math.floor(instant / SECOND) * SECOND;
   const field: Partial<Record<Intl.DateTimeFormatPartTypes, string>> = {};
-  for (const { type, value } of formatterOf(timeZone).formatToParts(at)) field[type] = value;
+  for (const { type, value } of formatter.formatToParts(at)) field[type] = value;
   const year = Number(field.year);
   const wall = new Date(0);
   wall.setUTCFullYear(field.era === "BC" ? 1 - year : year, Number(field.month) - 1, Number(field.day));
   wall.setUTCHours(Number(field.hour), Number(field.minute), Number(field.second));
   return wall.getTime() - at;
+}
+
+/** The offset at the start of UTC day `day`, remembered. */
+function dayStartOffset(zone: Zone, day: number): number {
+  let offset = zone.dayStarts.get(day);
+  if (offset === undefined) {
+    offset = intlOffsetAt(day * DAY, zone.formatter);
+    if (daysKept >= DAYS_KEPT) {
+      for (const { dayStarts } of zones.values()) dayStarts.clear();
+      daysKept = 0;
+    }
+    zone.dayStarts.set(day, offset);
+    daysKept++;
+  }
+  return offset;
+}
+
+/**
+ * The zone's UTC offset at `instant`, in milliseconds. Intl costs microseconds
+ * a call, so the offset is read once per UTC day: when a day starts with the
+ * same offset as the next, the whole day has it; when they differ, the day
+ * holds a change and Intl answers. This takes no zone to change its offset
+ * twice within 24 hours (and so back unseen): no two changes of any zone are
+ * within days of each other (test/unit/zone.test.ts, over the runtime's
+ * changes from 1900 to 2100).
+ */
+function offsetAt(instant: number, timeZone: string): number {
+  const zone = zoneOf(timeZone);
+  const day = Math.floor(instant / DAY);
+  const offset = dayStartOffset(zone, day);
+  return offset === dayStartOffset(zone, day + 1) ? offset : intlOffsetAt(instant, zone.formatter);
 }
 
 /** The instants whose wall-clock time in the zone is `wall` (none in a gap, two in an overlap), ascending. */

@@ -2,11 +2,21 @@
 // benchmark, not a test. Seeds a fresh local state folder (one org with
 // 100,000 contacts and 20,000 bookings over a year, one empty org), starts
 // `wrangler dev` on 127.0.0.1 with quiet logging, and measures every endpoint
-// and /health with autocannon for N seconds each (default 10). Prints a table
-// (req/s, p50, p99, errors) with each endpoint's throughput as a ratio of
-// /health's, and three p50 ratios: a contacts page 90,000 rows deep and an
-// incidents page about 19,800 deep against their page 1, and availability of
-// the 20,000-booking org against the empty one.
+// and /health with autocannon for N seconds a run (default 4; the default run
+// takes about 10 minutes on a 2-core machine).
+// What Workers bills, and what the figures compare, is CPU per request: the
+// CPU time (utime + stime in /proc) of every process of the server's process
+// group (npx, wrangler, workerd) over the run, divided by the responses
+// counted. Each case is a read or a write, and runs --pairs times (default 3)
+// right after its floor (test/bench/floor, under its own `wrangler dev`): a
+// read after the logged read floor (one indexed D1 read and one log line, as
+// the API logs one a request), a write after the write floor (one INSERT and
+// the log line). The machine's speed drifts over minutes, so each pair's
+// ratio (floor CPU/request ÷ the case's; 1 = as cheap as the floor) is taken
+// within the pair, and the table shows the median of the pairs, with req/s,
+// p50 and p99 (medians of the case's runs). Then three p50 ratios: a contacts
+// page 90,000 rows deep and an incidents page about 19,800 deep against their
+// page 1, and availability of the 20,000-booking org against the empty one.
 // Then the webhooks (docs/webhooks.md): POST /leads twice more, back to back,
 // without and then with an endpoint subscribed to lead.created (the write
 // also sends to the delivery queue, and the consumer delivers beside the
@@ -16,41 +26,35 @@
 // each event's timestamp (its commit) to its receipt. The write cases are also
 // printed against the figures recorded before events existed (RECORDED below).
 // First the cold start and size: startup CPU (`wrangler check startup`, median
-// of --startup-runs, default 5) and the bundle as `wrangler deploy` would
-// upload it, raw and gzip, beside the same figures of the floor worker
-// (test/bench/floor: one indexed D1 read). The floor is also served beside the
-// API, with and without one JSON log line per request, and every read is
-// printed as a ratio of the logged floor (the API logs one line a request).
+// of --startup-runs, default 5; 0 skips it) and the bundle as `wrangler deploy`
+// would upload it, raw and gzip, beside the same figures of the floor worker.
+// `--only REGEX` measures only the cases whose name matches (with their
+// floors), and skips the cold start, the webhooks and what needs missing cases.
 // Writes the same figures to .bench/results.json (or --out FILE). `--config` serves another
 // checkout (e.g. a git worktree of an older commit) against the same data.
 // The rate limit is lifted for the run (see below); all else is wrangler.toml.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import autocannon, { type Result } from "autocannon";
+import autocannon from "autocannon";
 import { Webhook } from "standardwebhooks";
 import { candidateSlots } from "../../src/scheduling/slots";
-import {
-  admin,
-  applyMigrations,
-  configWithRateLimit,
-  DevServer,
-  d1Execute,
-  freePort,
-  jsonLine,
-  ROOT,
-} from "../e2e/harness";
+import { admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
 import { bundleSize, GZIP_BUDGET_BYTES, startupMs } from "./coldstart";
+import { FLOOR_DIR, startFloor } from "./floor/start";
 import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
 
 const { values: options } = parseArgs({
   options: {
-    seconds: { type: "string", default: "10" },
+    seconds: { type: "string", default: "4" },
+    pairs: { type: "string", default: "3" },
+    only: { type: "string" },
     connections: { type: "string", default: "10" },
     contacts: { type: "string", default: "100000" },
     bookings: { type: "string", default: "20000" },
@@ -62,6 +66,10 @@ const { values: options } = parseArgs({
   },
 });
 const SECONDS = Number(options.seconds);
+const PAIRS = Number(options.pairs);
+const ONLY = options.only === undefined ? undefined : new RegExp(options.only);
+/** Whether the case named `name` is measured (--only). */
+const selected = (name: string) => ONLY === undefined || ONLY.test(name);
 const CONNECTIONS = Number(options.connections);
 const DEPTH = Number(options.depth);
 const PAGE = 50;
@@ -93,16 +101,110 @@ interface Case {
   next?: () => { path: string; body: unknown };
   /** Served by the floor worker instead of the API. */
   floor?: boolean;
+  /** Which floor a case is compared with: the logged read floor or the write floor. */
+  kind: Kind;
 }
 
-const FLOOR_DIR = path.join(ROOT, "test/bench/floor");
+type Kind = "read" | "write";
+
+/** The floor run before each case of a kind (test/bench/floor/index.ts). */
+const FLOORS: Record<Kind, Case> = {
+  read: { name: "floor: one D1 read, logged", kind: "read", org: null, path: "/logged?id=acct_floor", floor: true },
+  write: {
+    name: "floor: one D1 write, logged",
+    kind: "write",
+    org: null,
+    path: "/write",
+    body: () => ({ firstName: "Floor", lastName: "Lead", email: "lead@example.com" }),
+    floor: true,
+  },
+};
+const BARE_FLOOR: Case = { name: "floor: one D1 read", kind: "read", org: null, path: "/?id=acct_floor", floor: true };
+
+/** The cases the summary lines hold to 0.9 × the floor's CPU per request. */
+const TARGETS: Record<Kind, string[]> = {
+  read: [
+    "GET /accounts/{id}",
+    "GET /contacts page 1",
+    "GET /incidents/{id}",
+    "GET /incidents page 1",
+    "find-caller, 100k contacts",
+    "is-booking-available, 20k bookings",
+    "available-appointments, empty org",
+  ],
+  write: ["POST /leads", "POST /contacts", "create-incident, 20k bookings"],
+};
+const TARGET_RATIO = 0.9;
+
+const round = (n: number, digits = 2) => +n.toFixed(digits);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 const headersOf = (org: BenchOrg | null, json: boolean): Record<string, string> => ({
   ...(org ? credentialsOf(org) : {}),
   ...(json ? { "Content-Type": "application/json" } : {}),
 });
 
-async function measure(baseUrl: string, c: Case): Promise<Result> {
+/** Clock ticks per second, the unit of /proc's CPU times (normally 100). */
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
+
+/** CPU time so far (ms) of every live process in process group `group`, by pid, with its name. */
+function groupCpu(group: number): Map<number, { name: string; ms: number }> {
+  const cpu = new Map<number, { name: string; ms: number }>();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // exited since the listing
+    }
+    // Field 2, the name, is in parentheses and may hold spaces and parentheses itself:
+    // the other fields follow its last ')', from field 3 on.
+    const close = stat.lastIndexOf(")");
+    const fields = stat.slice(close + 2).split(" ");
+    if (Number(fields[5 - 3]) !== group) continue;
+    const ticks = Number(fields[14 - 3]) + Number(fields[15 - 3]);
+    cpu.set(Number(pid), { name: stat.slice(stat.indexOf("(") + 1, close), ms: (ticks * 1000) / CLOCK_TICKS });
+  }
+  return cpu;
+}
+
+/** CPU ms of each process name, summed over every measured run of a server's group (printed once, after the table). */
+const cpuByProcess = new Map<number, Map<string, number>>();
+
+/** CPU ms the group spent between two snapshots (a process started in between counts whole), also added to cpuByProcess. */
+function cpuBetween(group: number, before: ReturnType<typeof groupCpu>, after: ReturnType<typeof groupCpu>): number {
+  const byName = cpuByProcess.get(group) ?? new Map<string, number>();
+  cpuByProcess.set(group, byName);
+  let total = 0;
+  for (const [pid, { name, ms }] of after) {
+    const spent = ms - (before.get(pid)?.ms ?? 0);
+    total += spent;
+    byName.set(name, (byName.get(name) ?? 0) + spent);
+  }
+  return total;
+}
+
+type Figures = {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  requests: number;
+  cpuMsPerRequest: number;
+};
+
+/** One autocannon run of `c` on `server` after a warm-up, with the CPU its server's process group spent per response. */
+async function measure(server: DevServer, c: Case): Promise<Figures> {
+  const group = server.processGroup;
+  if (group === undefined) throw new Error(`${c.name}: the server has no process group`);
+  const baseUrl = server.baseUrl;
   const body = c.body;
   const next = c.next ?? (body ? () => ({ path: c.path, body: body() }) : undefined);
   const method = c.method ?? (next ? "POST" : "GET");
@@ -117,7 +219,8 @@ async function measure(baseUrl: string, c: Case): Promise<Result> {
     });
     if (!response.ok) throw new Error(`${c.name}: warm-up answered ${response.status}: ${await response.text()}`);
   }
-  return autocannon({
+  const before = groupCpu(group);
+  const result = await autocannon({
     url: baseUrl,
     connections: CONNECTIONS,
     duration: SECONDS,
@@ -137,6 +240,16 @@ async function measure(baseUrl: string, c: Case): Promise<Result> {
       },
     ],
   });
+  const cpuMs = cpuBetween(group, before, groupCpu(group));
+  return {
+    reqPerSec: round(result.requests.average, 1),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    requests: result.requests.total,
+    cpuMsPerRequest: result.requests.total > 0 ? round(cpuMs / result.requests.total, 3) : Number.NaN,
+  };
 }
 
 /** The cursor of the `list` page starting `depth` rows in, reached by paging through the API. */
@@ -154,7 +267,6 @@ async function cursorAt(baseUrl: string, org: BenchOrg, list: string, depth: num
 }
 
 const seconds = (since: number) => +((performance.now() - since) / 1000).toFixed(2);
-const round = (n: number, digits = 2) => +n.toFixed(digits);
 
 interface Receipt {
   id: string;
@@ -274,16 +386,6 @@ async function writeLeads(baseUrl: string, org: BenchOrg, count: number, connect
 }
 
 type Seeded = Awaited<ReturnType<typeof seed>>;
-type Figures = { reqPerSec: number; p50: number; p99: number; errors: number; non2xx: number; requests: number };
-
-const figuresOf = (result: Result): Figures => ({
-  reqPerSec: round(result.requests.average, 1),
-  p50: result.latency.p50,
-  p99: result.latency.p99,
-  errors: result.errors + result.timeouts,
-  non2xx: result.non2xx,
-  requests: result.requests.total,
-});
 
 /**
  * POST /leads without and then with an endpoint subscribed (back to back, so
@@ -291,19 +393,21 @@ const figuresOf = (result: Result): Figures => ({
  * local receiver. `ok` is false when a write failed, a delivery did not
  * arrive within the bound, or a signature did not verify.
  */
-async function webhookCases(baseUrl: string, stateDir: string, seeded: Seeded) {
+async function webhookCases(server: DevServer, stateDir: string, seeded: Seeded) {
+  const baseUrl = server.baseUrl;
   const receiver = await startReceiver();
   try {
     // 1. The write path's own cost: the same case with one endpoint subscribed to lead.created.
     const leads = (name: string): Case => ({
       name,
+      kind: "write",
       org: seeded.heavy,
       path: "/api/v1/leads",
       body: () => ({ firstName: "Bench", lastName: "Lead", email: "lead@example.com" }),
     });
-    const without = figuresOf(await measure(baseUrl, leads("POST /leads, no endpoint")));
+    const without = await measure(server, leads("POST /leads, no endpoint"));
     await addEndpoint(stateDir, receiver, seeded.heavy, "/subscribed");
-    const subscribed = figuresOf(await measure(baseUrl, leads("POST /leads, 1 endpoint subscribed")));
+    const subscribed = await measure(server, leads("POST /leads, 1 endpoint subscribed"));
     const ratio = round(subscribed.reqPerSec / without.reqPerSec);
     console.log(
       `POST /leads, back to back: ${without.reqPerSec} req/s (p50 ${without.p50} ms, p99 ${without.p99} ms) without an endpoint; ${subscribed.reqPerSec} req/s (p50 ${subscribed.p50} ms, p99 ${subscribed.p99} ms) with one subscribed to lead.created (the queue send, and its deliveries running beside): ratio ${ratio}`,
@@ -370,8 +474,7 @@ async function webhookCases(baseUrl: string, stateDir: string, seeded: Seeded) {
 const kib = (bytes: number) => `${round(bytes / 1024, 1)} KiB`;
 
 /** Startup CPU and bundle size of the API (the checkout served) and of the floor worker. */
-async function coldStart(apiDir: string) {
-  const runs = Number(options["startup-runs"]);
+async function coldStart(apiDir: string, runs: number) {
   const api = { startup: await startupMs(apiDir, runs), bundle: await bundleSize(apiDir) };
   const floor = { startup: await startupMs(FLOOR_DIR, runs), bundle: await bundleSize(FLOOR_DIR) };
   console.log(
@@ -383,16 +486,24 @@ async function coldStart(apiDir: string) {
   return { api, floor, gzipBudget: GZIP_BUDGET_BYTES };
 }
 
-/** The floor worker under its own `wrangler dev`, with the one account it reads. */
-async function startFloor(dir: string): Promise<DevServer> {
-  const config = path.join(FLOOR_DIR, "wrangler.toml");
-  await d1Execute(
-    dir,
-    "CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds');",
-    config,
-  );
-  return DevServer.start(dir, await freePort(), ["--config", config]);
+/** The commit measured: ROOT's HEAD, "-dirty" when its working tree has changes. */
+function commitOf(): string {
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
+  try {
+    return git("rev-parse", "--short", "HEAD") + (git("status", "--porcelain") ? "-dirty" : "");
+  } catch {
+    return "unknown";
+  }
 }
+
+interface Pair {
+  cpu: number;
+  floorCpu: number;
+  /** The floor's CPU per request ÷ the case's: 1 = as cheap as the floor, higher is cheaper. */
+  ratio: number;
+  reqPerSec: number;
+}
+type Entry = Figures & { kind: Kind; floorCpuMsPerRequest: number; cpuVsFloor: number; pairs: Pair[] };
 
 async function main() {
   const stateDir = mkdtempSync(path.join(tmpdir(), "fs-bench-"));
@@ -400,15 +511,14 @@ async function main() {
   let server: DevServer | undefined;
   let floor: DevServer | undefined;
   try {
-    const cold = await coldStart(options.config ? path.dirname(path.resolve(options.config)) : ROOT);
+    const apiDir = options.config ? path.dirname(path.resolve(options.config)) : ROOT;
+    const startupRuns = Number(options["startup-runs"]);
+    const cold = ONLY === undefined && startupRuns > 0 ? await coldStart(apiDir, startupRuns) : null;
     let started = performance.now();
     // The per-org rate limit (1,200 a minute) would cap every case: the served
     // configuration is wrangler.toml (its migrations and code) with a limit no benchmark reaches.
     const config = path.join(stateDir, "wrangler.bench.toml");
-    writeFileSync(
-      config,
-      configWithRateLimit(100_000_000, options.config ? path.dirname(path.resolve(options.config)) : ROOT).text,
-    );
+    writeFileSync(config, configWithRateLimit(100_000_000, apiDir).text);
     await applyMigrations(stateDir, config);
     const migrateSeconds = seconds(started);
     started = performance.now();
@@ -420,7 +530,7 @@ async function main() {
 
     // The served config lives in the state folder, where wrangler finds no .dev.vars: name the checkout's
     // (the local webhook key), so that the queue consumer delivers.
-    const devVars = path.join(options.config ? path.dirname(path.resolve(options.config)) : ROOT, ".dev.vars");
+    const devVars = path.join(apiDir, ".dev.vars");
     server = await DevServer.start(stateDir, await freePort(), [
       "--config",
       config,
@@ -428,13 +538,20 @@ async function main() {
     ]);
     floor = await startFloor(floorDir);
     const { heavy, empty } = seeded;
-    started = performance.now();
-    const deepCursor = await cursorAt(server.baseUrl, heavy, "/api/v1/contacts", DEPTH);
     // The incidents page as deep as the seeded bookings allow, in whole pages of 200.
     const incidentDepth = Math.floor((seeded.bookings - PAGE - 1) / 200) * 200;
-    const deepIncidents = await cursorAt(server.baseUrl, heavy, "/api/v1/incidents", incidentDepth);
+    const deepContactsName = `GET /contacts ${DEPTH} deep`;
+    const deepIncidentsName = `GET /incidents ${incidentDepth} deep`;
+    started = performance.now();
+    // Paging that deep takes a while: only for a case that is measured.
+    const deepCursor = selected(deepContactsName)
+      ? await cursorAt(server.baseUrl, heavy, "/api/v1/contacts", DEPTH)
+      : "";
+    const deepIncidents = selected(deepIncidentsName)
+      ? await cursorAt(server.baseUrl, heavy, "/api/v1/incidents", incidentDepth)
+      : "";
     console.log(
-      `paged ${DEPTH} contacts and ${incidentDepth} incidents deep in ${seconds(started)} s; measuring ${SECONDS} s per case, ${CONNECTIONS} connections`,
+      `paged ${deepCursor ? DEPTH : 0} contacts and ${deepIncidents ? incidentDepth : 0} incidents deep in ${seconds(started)} s; measuring ${SECONDS} s a run, ${CONNECTIONS} connections, each case ${PAIRS} times right after its floor`,
     );
 
     const now = Date.now();
@@ -448,68 +565,82 @@ async function main() {
     let move = 0;
     const at = seeded.moves.map((m) => m.from);
     const cases: Case[] = [
-      { name: "GET /health", org: null, path: "/health" },
-      { name: "floor: one D1 read", org: null, path: "/?id=acct_floor", floor: true },
-      { name: "floor: one D1 read, logged", org: null, path: "/logged?id=acct_floor", floor: true },
+      { name: "GET /health", kind: "read", org: null, path: "/health" },
       {
         name: "POST /leads",
+        kind: "write",
         org: heavy,
         path: "/api/v1/leads",
         body: () => ({ firstName: "Bench", lastName: "Lead", email: "lead@example.com" }),
       },
       {
         name: "POST /contacts",
+        kind: "write",
         org: heavy,
         path: "/api/v1/contacts",
         body: () => ({ firstName: "Bench", lastName: "Contact", accountId: heavy.accountId }),
       },
-      { name: "GET /contacts page 1", org: heavy, path: `/api/v1/contacts?limit=${PAGE}` },
-      { name: `GET /contacts ${DEPTH} deep`, org: heavy, path: `/api/v1/contacts?limit=${PAGE}&cursor=${deepCursor}` },
+      { name: "GET /contacts page 1", kind: "read", org: heavy, path: `/api/v1/contacts?limit=${PAGE}` },
+      {
+        name: deepContactsName,
+        kind: "read",
+        org: heavy,
+        path: `/api/v1/contacts?limit=${PAGE}&cursor=${deepCursor}`,
+      },
       {
         name: "GET /contacts?accountId",
+        kind: "read",
         org: heavy,
         path: `/api/v1/contacts?limit=${PAGE}&accountId=${heavy.accountId}`,
       },
-      { name: "GET /accounts/{id}", org: heavy, path: `/api/v1/accounts/${heavy.accountId}` },
+      { name: "GET /accounts/{id}", kind: "read", org: heavy, path: `/api/v1/accounts/${heavy.accountId}` },
       {
         name: "find-caller, 100k contacts",
+        kind: "read",
         org: heavy,
         path: "/api/v1/ai-agent/find-caller",
         body: () => ({ phone: seeded.caller }),
       },
-      { name: "GET /incidents/{id}", org: heavy, path: `/api/v1/incidents/${seeded.moves[0]!.id}` },
-      { name: "GET /incidents page 1", org: heavy, path: `/api/v1/incidents?limit=${PAGE}` },
+      { name: "GET /incidents/{id}", kind: "read", org: heavy, path: `/api/v1/incidents/${seeded.moves[0]!.id}` },
+      { name: "GET /incidents page 1", kind: "read", org: heavy, path: `/api/v1/incidents?limit=${PAGE}` },
       {
-        name: `GET /incidents ${incidentDepth} deep`,
+        name: deepIncidentsName,
+        kind: "read",
         org: heavy,
         path: `/api/v1/incidents?limit=${PAGE}&cursor=${deepIncidents}`,
       },
       {
+        // A week of slots: 50 (the schema allows up to 100).
         name: "available-appointments, empty org",
+        kind: "read",
         org: empty,
         path: "/api/v1/ai-agent/available-appointments",
-        body: () => ({ dateTime: tomorrow, limit: 10 }),
+        body: () => ({ dateTime: tomorrow, limit: 50 }),
       },
       {
         name: "available-appointments, 20k bookings",
+        kind: "read",
         org: heavy,
         path: "/api/v1/ai-agent/available-appointments",
         body: () => ({ dateTime: tomorrow, limit: 10 }),
       },
       {
         name: "is-booking-available, 20k bookings",
+        kind: "read",
         org: heavy,
         path: "/api/v1/ai-agent/is-booking-available",
         body: () => ({ dateTime: new Date(checked!.start).toISOString() }),
       },
       {
         name: "available-appointments, 20 technicians × 3 services × 5k visits",
+        kind: "read",
         org: seeded.fleet,
         path: "/api/v1/ai-agent/available-appointments",
         body: () => ({ dateTime: tomorrow, limit: 10 }),
       },
       {
         name: "available-appointments, a 180-minute service, 20 technicians",
+        kind: "read",
         org: seeded.fleet,
         path: "/api/v1/ai-agent/available-appointments",
         body: () => ({
@@ -521,6 +652,7 @@ async function main() {
       },
       {
         name: "create-incident, 20k bookings",
+        kind: "write",
         org: heavy,
         path: "/api/v1/ai-agent/create-incident",
         body: () => ({
@@ -531,6 +663,7 @@ async function main() {
       },
       {
         name: "reschedule, 20k bookings",
+        kind: "write",
         org: heavy,
         path: "/api/v1/incidents/{id}/reschedule",
         next: () => {
@@ -541,100 +674,194 @@ async function main() {
         },
       },
     ];
+    const measured = cases.filter((c) => selected(c.name));
+    if (measured.length === 0) throw new Error(`--only ${options.only}: no case matches`);
 
-    const results: Record<
-      string,
-      { reqPerSec: number; p50: number; p99: number; errors: number; non2xx: number; requests: number }
-    > = {};
-    for (const c of cases) {
-      const result = await measure(c.floor ? floor.baseUrl : server.baseUrl, c);
-      results[c.name] = {
-        reqPerSec: round(result.requests.average, 1),
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        errors: result.errors + result.timeouts,
-        non2xx: result.non2xx,
-        requests: result.requests.total,
+    // Every run of each floor, its own row's and the paired ones.
+    const floorRuns = new Map<string, Figures[]>();
+    const runFloor = async (c: Case) => {
+      const figures = await measure(floor!, c);
+      floorRuns.set(c.name, [...(floorRuns.get(c.name) ?? []), figures]);
+      return figures;
+    };
+    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write];
+    // The floor rows: one run each, for their req/s and latency.
+    const floorRows = new Map<string, Figures>();
+    for (const c of floorCases) floorRows.set(c.name, await runFloor(c));
+
+    // Each case right after its floor, PAIRS times: the machine's speed drifts over minutes, so a case is
+    // only ever compared with the floor run just before it.
+    const caseResults: Record<string, Entry> = {};
+    for (const c of measured) {
+      const pairs: Pair[] = [];
+      const runs: Figures[] = [];
+      for (let i = 0; i < PAIRS; i++) {
+        const before = await runFloor(FLOORS[c.kind]);
+        const run = await measure(server, c);
+        runs.push(run);
+        pairs.push({
+          cpu: run.cpuMsPerRequest,
+          floorCpu: before.cpuMsPerRequest,
+          ratio: round(before.cpuMsPerRequest / run.cpuMsPerRequest, 3),
+          reqPerSec: run.reqPerSec,
+        });
+      }
+      const of = (field: keyof Figures) => runs.map((r) => r[field]);
+      caseResults[c.name] = {
+        kind: c.kind,
+        reqPerSec: round(median(of("reqPerSec")), 1),
+        p50: median(of("p50")),
+        p99: median(of("p99")),
+        errors: sum(of("errors")),
+        non2xx: sum(of("non2xx")),
+        requests: sum(of("requests")),
+        cpuMsPerRequest: round(median(pairs.map((p) => p.cpu)), 3),
+        floorCpuMsPerRequest: round(median(pairs.map((p) => p.floorCpu)), 3),
+        cpuVsFloor: round(median(pairs.map((p) => p.ratio))),
+        pairs,
       };
     }
 
-    const health = results["GET /health"]!;
-    // The API writes one log line a request: its figures are compared with the logged floor.
-    const floorLogged = results["floor: one D1 read, logged"]!;
-    const floorBare = results["floor: one D1 read"]!;
-    const table = Object.entries(results).map(([name, r]) => ({
-      endpoint: name,
-      "req/s": r.reqPerSec,
-      "× /health": round(r.reqPerSec / health.reqPerSec),
-      "× floor": round(r.reqPerSec / floorLogged.reqPerSec),
-      "p50 ms": r.p50,
-      "p99 ms": r.p99,
-      errors: r.errors,
-      "non-2xx": r.non2xx,
-    }));
-    console.table(table);
+    // Each floor's CPU per request over all its runs (their spread shows the machine's drift).
+    const floorCpu = Object.fromEntries(
+      [...floorRuns].map(([name, runs]) => {
+        const cpu = runs.map((r) => r.cpuMsPerRequest);
+        return [name, { cpuMsPerRequest: round(median(cpu), 3), runs: cpu }];
+      }),
+    );
+    // A floor row against the median of its kind's floor (so the logged floors read about 1, and the
+    // bare floor shows what the log line costs); its errors and non-2xx count every run of it.
+    const floorResults: Record<string, Entry> = Object.fromEntries(
+      floorCases.map((c) => {
+        const row = floorRows.get(c.name)!;
+        const runs = floorRuns.get(c.name)!;
+        const reference = floorCpu[FLOORS[c.kind].name]!.cpuMsPerRequest;
+        const entry: Entry = {
+          ...row,
+          kind: c.kind,
+          errors: sum(runs.map((r) => r.errors)),
+          non2xx: sum(runs.map((r) => r.non2xx)),
+          floorCpuMsPerRequest: reference,
+          cpuVsFloor: round(reference / row.cpuMsPerRequest),
+          pairs: [],
+        };
+        return [c.name, entry];
+      }),
+    );
+    const results: Record<string, Entry> = { ...floorResults, ...caseResults };
+
+    console.table(
+      Object.entries(results).map(([name, r]) => ({
+        case: name,
+        "req/s": r.reqPerSec,
+        "CPU ms/req": r.cpuMsPerRequest,
+        "floor CPU ms/req": r.floorCpuMsPerRequest,
+        "CPU × floor": r.cpuVsFloor,
+        "p50 ms": r.p50,
+        "p99 ms": r.p99,
+        errors: r.errors,
+        "non-2xx": r.non2xx,
+        kind: r.kind,
+      })),
+    );
+    const floorLogged = results[FLOORS.read.name]!;
+    const floorBare = results[BARE_FLOOR.name]!;
     const logLine = round(floorLogged.reqPerSec / floorBare.reqPerSec);
     console.log(
-      `the floor: ${floorBare.reqPerSec} req/s without a log line, ${floorLogged.reqPerSec} with one (× ${logLine}). Under wrangler dev each console.log travels from workerd to the wrangler process, a local cost that Workers Logs does not add on Cloudflare; "× floor" compares every case with the logged floor, as the API logs one line a request.`,
+      `"CPU × floor": the median over ${PAIRS} pair(s) of the floor's CPU per request ÷ the case's, each case right after its floor (a read after the logged read floor, a write after the write floor); a floor row is its one run against the median of all its kind's floor runs. CPU is the server's whole process group, npx, wrangler and workerd. The read floor: ${floorBare.cpuMsPerRequest} CPU ms/request and ${floorBare.reqPerSec} req/s without a log line, ${floorLogged.cpuMsPerRequest} and ${floorLogged.reqPerSec} with one; under wrangler dev each console.log travels from workerd to the wrangler process, a local cost that Workers Logs does not add on Cloudflare.`,
     );
-    const p50 = (name: string) => results[name]!.p50;
-    const ratios = {
-      deepPageVsPage1P50: round(p50(`GET /contacts ${DEPTH} deep`) / p50("GET /contacts page 1")),
-      deepIncidentsVsPage1P50: round(p50(`GET /incidents ${incidentDepth} deep`) / p50("GET /incidents page 1")),
-      heavyVsEmptyAvailabilityP50: round(
-        p50("available-appointments, 20k bookings") / p50("available-appointments, empty org"),
-      ),
+    for (const kind of ["read", "write"] as const) {
+      const names = TARGETS[kind].filter((name) => results[name]);
+      if (names.length === 0) continue;
+      const listed = (meet: boolean) =>
+        names
+          .filter((name) => results[name]!.cpuVsFloor >= TARGET_RATIO === meet)
+          .map((name) => `${name} (${results[name]!.cpuVsFloor})`)
+          .join(", ") || "none";
+      console.log(
+        `${kind}s at ≥ ${TARGET_RATIO} CPU × floor: ${listed(true)}; below ${TARGET_RATIO}: ${listed(false)}`,
+      );
+    }
+    // Where the CPU goes (workerd, wrangler's node, npx, esbuild), summed over every measured run.
+    const byProcess = (s: DevServer) => {
+      const byName = [...(cpuByProcess.get(s.processGroup!) ?? [])].sort((a, b) => b[1] - a[1]);
+      const total = sum(byName.map(([, ms]) => ms));
+      return byName.map(
+        ([name, ms]) =>
+          `${name === "node" ? "node (wrangler)" : name} ${round(ms / 1000, 1)} s (${Math.round((100 * ms) / total)} %)`,
+      );
     };
-    // Slots with technicians against slots today (crew mode, 20k bookings), in throughput, and each against the floor.
-    const rate = (name: string) => results[name]!.reqPerSec;
+    console.log(
+      `CPU by process over the measured runs: API server ${byProcess(server).join(", ")}; floor server ${byProcess(floor).join(", ")}`,
+    );
+
+    // Slots with technicians against slots today (crew mode, 20k bookings), in CPU per request, and each against the floor.
     const today = "available-appointments, 20k bookings";
     for (const name of [
       "available-appointments, 20 technicians × 3 services × 5k visits",
       "available-appointments, a 180-minute service, 20 technicians",
-    ])
-      console.log(
-        `${name}: ${round(rate(name) / rate(today))} × slots today (req/s), ${round(rate(name) / floorLogged.reqPerSec)} × floor; slots today ${round(rate(today) / floorLogged.reqPerSec)} × floor`,
-      );
-    console.log(`p50 ratio, contacts page ${DEPTH} rows deep / page 1: ${ratios.deepPageVsPage1P50}`);
-    console.log(`p50 ratio, incidents page ${incidentDepth} rows deep / page 1: ${ratios.deepIncidentsVsPage1P50}`);
-    console.log(
-      `p50 ratio, available-appointments with 20,000 bookings / empty org: ${ratios.heavyVsEmptyAvailabilityP50}`,
-    );
+    ]) {
+      const [r, t] = [results[name], results[today]];
+      if (r && t)
+        console.log(
+          `${name}: ${round(t.cpuMsPerRequest / r.cpuMsPerRequest)} × slots today's CPU per request (higher is cheaper), ${r.cpuVsFloor} CPU × floor; slots today ${t.cpuVsFloor} CPU × floor`,
+        );
+    }
+    const p50Ratio = (deep: string, base: string) =>
+      results[deep] && results[base] ? round(results[deep].p50 / results[base].p50) : undefined;
+    const ratios = {
+      deepPageVsPage1P50: p50Ratio(deepContactsName, "GET /contacts page 1"),
+      deepIncidentsVsPage1P50: p50Ratio(deepIncidentsName, "GET /incidents page 1"),
+      heavyVsEmptyAvailabilityP50: p50Ratio(today, "available-appointments, empty org"),
+    };
+    for (const [label, ratio] of [
+      [`contacts page ${DEPTH} rows deep / page 1`, ratios.deepPageVsPage1P50],
+      [`incidents page ${incidentDepth} rows deep / page 1`, ratios.deepIncidentsVsPage1P50],
+      ["available-appointments with 20,000 bookings / empty org", ratios.heavyVsEmptyAvailabilityP50],
+    ] as const)
+      if (ratio !== undefined) console.log(`p50 ratio, ${label}: ${ratio}`);
 
     // The write cases against the figures recorded before events existed (RECORDED).
+    const health = results["GET /health"];
     const recorded = Object.fromEntries(
-      Object.entries(RECORDED).map(([name, then]) => {
-        const now = results[name]!;
-        const share = round(now.reqPerSec / health.reqPerSec);
-        return [
-          name,
-          {
-            share,
-            recordedShare: then.share,
-            vsRecorded: round(share / then.share),
-            p50: now.p50,
-            recordedP50: then.p50,
-            source: then.source,
-          },
-        ];
-      }),
+      Object.entries(RECORDED)
+        .filter(([name]) => health && results[name])
+        .map(([name, then]) => {
+          const now = results[name]!;
+          const share = round(now.reqPerSec / health!.reqPerSec);
+          return [
+            name,
+            {
+              share,
+              recordedShare: then.share,
+              vsRecorded: round(share / then.share),
+              p50: now.p50,
+              recordedP50: then.p50,
+              source: then.source,
+            },
+          ];
+        }),
     );
-    console.log("a write with its event vs recorded (RECORDED; throughput as a share of /health's in each run):");
+    if (Object.keys(recorded).length > 0)
+      console.log("a write with its event vs recorded (RECORDED; throughput as a share of /health's in each run):");
     for (const [name, r] of Object.entries(recorded))
       console.log(
         `  ${name}: ${results[name]!.reqPerSec} req/s = ${r.share} × /health, p50 ${r.p50} ms; vs recorded ${r.recordedShare} × /health (${round(RECORDED[name]!.share * RECORDED[name]!.health, 0)} req/s), p50 ${r.recordedP50} ms (${r.source}): ratio ${r.vsRecorded}`,
       );
 
-    const webhooks = await webhookCases(server.baseUrl, stateDir, seeded);
-    if (!webhooks.ok) process.exitCode = 1;
+    const webhooks = ONLY === undefined ? await webhookCases(server, stateDir, seeded) : null;
+    if (webhooks && !webhooks.ok) process.exitCode = 1;
 
     const output = path.resolve(options.out);
     mkdirSync(path.dirname(output), { recursive: true });
     const figures = {
       at: new Date().toISOString(),
+      commit: commitOf(),
       config: options.config ?? "wrangler.toml",
+      only: options.only ?? null,
       seconds: SECONDS,
       connections: CONNECTIONS,
+      pairs: PAIRS,
       seeding: {
         contacts: seeded.contacts,
         bookings: seeded.bookings,
@@ -643,10 +870,11 @@ async function main() {
         migrateSeconds,
       },
       coldStart: cold,
+      floorCpu,
       results,
       ratios: { ...ratios, floorLoggedVsBare: logLine },
       recorded,
-      webhooks: webhooks.figures,
+      webhooks: webhooks?.figures ?? null,
     };
     writeFileSync(output, `${JSON.stringify(figures, null, 2)}\n`);
     console.log(`figures written to ${path.relative(process.cwd(), output)}`);

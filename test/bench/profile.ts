@@ -20,7 +20,8 @@ import WebSocket from "ws";
 import { applyMigrations, configWithRateLimit, DevServer, freePort, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
-import { seed } from "./seed";
+import { FLOOR_DIR, startFloor } from "./floor/start";
+import { type BenchOrg, seed } from "./seed";
 
 const { values: options } = parseArgs({
   options: {
@@ -118,38 +119,55 @@ function partOf(source: string): string {
   return rules.find(([pattern]) => pattern.test(source))?.[1] ?? `other: ${source}`;
 }
 
-const CASES = (orgs: Awaited<ReturnType<typeof seed>>) => {
+interface ProfiledCase {
+  /** Served by the floor worker (test/bench/floor) instead of the API. */
+  floor?: boolean;
+  path: string;
+  body?: unknown;
+  org?: BenchOrg;
+}
+
+const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, ProfiledCase> => {
   const tomorrow = new Date(Date.now() + DAY).toISOString();
+  const lead = { firstName: "Bench", lastName: "Lead", email: "lead@example.com" };
   return {
+    floor: { floor: true, path: "/logged?id=acct_floor" },
+    "floor-write": { floor: true, path: "/write", body: lead },
     slots: {
-      org: orgs.empty,
+      org: orgs?.empty,
       path: "/api/v1/ai-agent/available-appointments",
       body: { dateTime: tomorrow, limit: 50 },
     },
-    account: { org: orgs.heavy, path: `/api/v1/accounts/${orgs.heavy.accountId}` },
-    contacts: { org: orgs.heavy, path: "/api/v1/contacts?limit=50" },
-    incident: { org: orgs.heavy, path: `/api/v1/incidents/${orgs.moves[0]!.id}` },
-    lead: {
-      org: orgs.heavy,
-      path: "/api/v1/leads",
-      body: { firstName: "Bench", lastName: "Lead", email: "lead@example.com" },
-    },
-  } as Record<string, { org: typeof orgs.heavy; path: string; body?: unknown }>;
+    account: { org: orgs?.heavy, path: `/api/v1/accounts/${orgs?.heavy.accountId}` },
+    contacts: { org: orgs?.heavy, path: "/api/v1/contacts?limit=50" },
+    incident: { org: orgs?.heavy, path: `/api/v1/incidents/${orgs?.moves[0]?.id}` },
+    incidents: { org: orgs?.heavy, path: "/api/v1/incidents?limit=50" },
+    "find-caller": { org: orgs?.heavy, path: "/api/v1/ai-agent/find-caller", body: { phone: orgs?.caller } },
+    lead: { org: orgs?.heavy, path: "/api/v1/leads", body: lead },
+  };
 };
 
 async function main() {
   const stateDir = mkdtempSync(path.join(tmpdir(), "fs-profile-"));
   let server: DevServer | undefined;
   try {
-    const config = path.join(stateDir, "wrangler.bench.toml");
-    writeFileSync(config, configWithRateLimit(100_000_000).text);
-    await applyMigrations(stateDir, config);
-    const seeded = await seed(stateDir, Number(options.contacts), Number(options.bookings));
-    server = await DevServer.start(stateDir, await freePort(), ["--config", config]);
-    const chosen = CASES(seeded)[options.case];
-    if (!chosen) throw new Error(`--case: one of ${Object.keys(CASES(seeded)).join(", ")}`);
+    if (!CASES()[options.case]) throw new Error(`--case: one of ${Object.keys(CASES()).join(", ")}`);
+    const config = CASES()[options.case]!.floor
+      ? path.join(FLOOR_DIR, "wrangler.toml")
+      : path.join(stateDir, "wrangler.bench.toml");
+    let chosen: ProfiledCase;
+    if (CASES()[options.case]!.floor) {
+      server = await startFloor(stateDir);
+      chosen = CASES()[options.case]!;
+    } else {
+      writeFileSync(config, configWithRateLimit(100_000_000).text);
+      await applyMigrations(stateDir, config);
+      const seeded = await seed(stateDir, Number(options.contacts), Number(options.bookings));
+      server = await DevServer.start(stateDir, await freePort(), ["--config", config]);
+      chosen = CASES(seeded)[options.case]!;
+    }
     const headers = {
-      ...credentialsOf(chosen.org),
+      ...(chosen.org ? credentialsOf(chosen.org) : {}),
       ...(chosen.body ? { "Content-Type": "application/json" } : {}),
     };
     const method = chosen.body ? "POST" : "GET";

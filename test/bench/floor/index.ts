@@ -1,21 +1,38 @@
-// The floor the benchmark measures the API against (npm run bench): the least
-// a worker can do to answer a read — one indexed D1 read — with and without
-// the one JSON log line per request the API writes. It is served beside the
-// API by its own `wrangler dev`, so both meet the same machine.
+// The floors the benchmark measures the API against (npm run bench): the least
+// a worker can do to answer a request, served beside the API by its own
+// `wrangler dev`, so that both meet the same machine.
+// - the read floor (`/?id=…`): one indexed D1 read;
+// - the logged read floor (`/logged?id=…`): the same read and the one JSON
+//   log line per request the API writes; every API read is compared with it;
+// - the write floor (POST `/write`): the JSON body read, one INSERT of a lead
+//   with a new id, and the log line; every API write is compared with it.
+// The tables (accounts with one row, leads) are created by the bench.
 interface Env {
   DB: D1Database;
 }
+
+const logLine = (route: string, started: number) =>
+  console.log(JSON.stringify({ route, status: 200, durationMs: Date.now() - started }));
 
 export default {
   async fetch(request, env) {
     const started = Date.now();
     const { pathname, searchParams } = new URL(request.url);
+    if (pathname === "/write") {
+      const lead = (await request.json()) as { firstName?: string; lastName?: string; email?: string };
+      const id = crypto.randomUUID();
+      await env.DB.prepare(
+        "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+      )
+        .bind("org_floor", id, lead.firstName ?? null, lead.lastName ?? null, lead.email ?? null, started)
+        .run();
+      logLine(pathname, started);
+      return Response.json({ id });
+    }
     const row = await env.DB.prepare("SELECT id, name, city FROM accounts WHERE org_id = ?1 AND id = ?2")
       .bind("org_floor", searchParams.get("id") ?? "acct_floor")
       .first();
-    if (pathname === "/logged") {
-      console.log(JSON.stringify({ route: pathname, status: 200, durationMs: Date.now() - started }));
-    }
+    if (pathname === "/logged") logLine(pathname, started);
     return Response.json(row);
   },
 } satisfies ExportedHandler<Env>;

@@ -1,0 +1,167 @@
+// `npm run bench:js [-- --rounds N] [-- --requests N]`: the worker's own
+// JavaScript per request, without D1, workerd or wrangler around it. The
+// app's `fetch` runs in this Node process (the same V8 as workerd) against
+// D1 answers recorded once from a seeded local database and then replayed, so
+// only hono, the middleware, zod, drizzle, the handlers and serialisation
+// are timed — the part of `npm run bench`'s CPU per request that this code
+// decides, which that figure's run-to-run noise (a fifth) hides. The floor
+// worker's own code (test/bench/floor) runs on the same replay as the baseline.
+// Prints µs of CPU per request (process.cpuUsage, the best of N rounds).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import app from "../../src/app";
+import { connect } from "../../src/cli/connect";
+import type { Bindings } from "../../src/env";
+import { applyMigrations, configWithRateLimit } from "../e2e/harness";
+import { credentialsOf } from "../support/http";
+import { DAY } from "../support/time";
+import floor from "./floor/index";
+import { seed } from "./seed";
+
+const { values: options } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "7" },
+    requests: { type: "string", default: "1000" },
+    only: { type: "string" },
+  },
+});
+
+type Answer = unknown;
+
+/**
+ * A D1 binding that records each statement's answer by method and SQL text
+ * (values vary: new ids, times), then answers from the record. Sessions are
+ * the binding itself.
+ */
+function replayD1(real: D1Database | undefined, record: Map<string, Answer>) {
+  const answer = async (key: string, run: () => Promise<Answer>) => {
+    if (real) record.set(key, await run());
+    if (!record.has(key)) throw new Error(`no recorded answer for ${key}`);
+    return record.get(key);
+  };
+  const statement = (sql: string, params: unknown[] = []) => {
+    const bound = () => real!.prepare(sql).bind(...params);
+    return {
+      sql,
+      bound,
+      bind: (...values: unknown[]) => statement(sql, values),
+      raw: (options?: { columnNames?: boolean }) => answer(`raw ${sql}`, () => bound().raw(options as never)),
+      all: () => answer(`all ${sql}`, () => bound().all()),
+      first: (column?: string) => answer(`first ${column} ${sql}`, () => bound().first(column as never)),
+      run: () => answer(`run ${sql}`, () => bound().run()),
+    };
+  };
+  type Statement = ReturnType<typeof statement>;
+  const d1 = {
+    prepare: (sql: string) => statement(sql),
+    batch: (statements: Statement[]) =>
+      answer(`batch ${statements.map((s) => s.sql).join(";")}`, () => real!.batch(statements.map((s) => s.bound()))),
+    withSession: () => ({ ...d1, getBookmark: () => "00000001-00000002-00000003-abcdef" }),
+  };
+  return d1 as unknown as D1Database;
+}
+
+const env = (db: D1Database) =>
+  ({
+    DB: db,
+    RATE_LIMITER: { limit: async () => ({ success: true }) },
+    RATE_LIMIT_PERIOD: "60",
+  }) as unknown as Bindings;
+const ctx = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
+
+interface Case {
+  name: string;
+  request: () => Request;
+  floor?: boolean;
+}
+
+async function main() {
+  const stateDir = mkdtempSync(path.join(tmpdir(), "fs-bench-js-"));
+  const config = path.join(stateDir, "wrangler.bench.toml");
+  const log = console.log;
+  try {
+    writeFileSync(config, configWithRateLimit(100_000_000).text);
+    await applyMigrations(stateDir, config);
+    const seeded = await seed(stateDir, 2_000, 300);
+    const { d1, dispose } = await connect({ remote: false, persistTo: stateDir });
+    // The floor's org, so that its INSERT passes the API schema's foreign key.
+    await d1.prepare("INSERT INTO orgs (id, name, created_at) VALUES ('org_floor', 'Floor', 0)").run();
+    const tomorrow = new Date(Date.now() + DAY).toISOString();
+    const base = "http://127.0.0.1";
+    const api =
+      (pathname: string, org = seeded.heavy, body?: unknown) =>
+      () =>
+        new Request(base + pathname, {
+          method: body ? "POST" : "GET",
+          headers: { ...credentialsOf(org), ...(body ? { "Content-Type": "application/json" } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+    const lead = { firstName: "Bench", lastName: "Lead", email: "lead@example.com" };
+    const cases: Case[] = [
+      { name: "floor: one D1 read, logged", floor: true, request: () => new Request(`${base}/logged?id=acct_floor`) },
+      {
+        name: "floor: one D1 write, logged",
+        floor: true,
+        request: () => new Request(`${base}/write`, { method: "POST", body: JSON.stringify(lead) }),
+      },
+      { name: "GET /health", request: () => new Request(`${base}/health`) },
+      { name: "GET /accounts/{id}", request: api(`/api/v1/accounts/${seeded.heavy.accountId}`) },
+      { name: "GET /contacts page 1", request: api("/api/v1/contacts?limit=50") },
+      { name: "GET /incidents/{id}", request: api(`/api/v1/incidents/${seeded.moves[0]!.id}`) },
+      { name: "GET /incidents page 1", request: api("/api/v1/incidents?limit=50") },
+      { name: "find-caller", request: api("/api/v1/ai-agent/find-caller", seeded.heavy, { phone: seeded.caller }) },
+      {
+        name: "is-booking-available",
+        request: api("/api/v1/ai-agent/is-booking-available", seeded.heavy, {
+          dateTime: new Date(seeded.moves[0]!.to).toISOString(),
+        }),
+      },
+      {
+        name: "available-appointments, empty org, 50",
+        request: api("/api/v1/ai-agent/available-appointments", seeded.empty, { dateTime: tomorrow, limit: 50 }),
+      },
+      { name: "POST /leads", request: api("/api/v1/leads", seeded.heavy, lead) },
+      {
+        name: "POST /contacts",
+        request: api("/api/v1/contacts", seeded.heavy, {
+          firstName: "B",
+          lastName: "C",
+          accountId: seeded.heavy.accountId,
+        }),
+      },
+    ].filter((c) => options.only === undefined || new RegExp(options.only).test(c.name));
+
+    const rounds = Number(options.rounds);
+    const requests = Number(options.requests);
+    log(`µs of the worker's own JavaScript per request (best of ${rounds} rounds of ${requests}), D1 replayed:`);
+    for (const c of cases) {
+      const record = new Map<string, Answer>();
+      const serve = (db: D1Database) =>
+        c.floor ? floor.fetch(c.request() as never, { DB: db }) : app.fetch(c.request(), env(db), ctx);
+      // Record (twice: the first request also verifies the key), then replay.
+      for (let i = 0; i < 2; i++) {
+        const response = await serve(replayD1(d1, record));
+        if (!response.ok) throw new Error(`${c.name}: ${response.status} ${await response.text()}`);
+      }
+      const replay = replayD1(undefined, record);
+      console.log = () => {};
+      let best = Number.POSITIVE_INFINITY;
+      for (let round = 0; round < rounds; round++) {
+        const started = process.cpuUsage();
+        for (let i = 0; i < requests; i++) await (await serve(replay)).arrayBuffer();
+        const used = process.cpuUsage(started);
+        best = Math.min(best, (used.user + used.system) / requests);
+      }
+      console.log = log;
+      log(`  ${c.name.padEnd(40)} ${best.toFixed(1).padStart(7)} µs`);
+    }
+    await dispose();
+  } finally {
+    console.log = log;
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+await main();
