@@ -4,17 +4,21 @@ import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Account, NewAccount } from "../schemas/accounts";
-import type { Db } from "./client";
+import { type Db, prepared } from "./client";
 import { countryOf } from "./orgs";
 
 type AccountRow = typeof accounts.$inferSelect;
 
-export async function getAccount(db: Db, orgId: string, id: string) {
-  const [row] = await db
+const accountById = prepared((db) =>
+  db
     .select()
     .from(accounts)
-    .where(and(eq(accounts.orgId, orgId), eq(accounts.id, id)))
-    .limit(1);
+    .where(and(eq(accounts.orgId, sql.placeholder("orgId")), eq(accounts.id, sql.placeholder("id"))))
+    .limit(1),
+);
+
+export async function getAccount(db: Db, orgId: string, id: string) {
+  const row = await accountById(db, { orgId, id }).get();
   return row && accountView(row);
 }
 

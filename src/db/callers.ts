@@ -6,7 +6,7 @@
 import { and, asc, desc, eq, gt, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { accounts, contacts, incidents } from "../../drizzle/schema";
 import { accountView } from "./accounts";
-import type { Db } from "./client";
+import { type Db, param, prepared } from "./client";
 import { contactView } from "./contacts";
 import { incidentView } from "./incidents";
 import type { Org } from "./orgs";
@@ -15,57 +15,77 @@ import { hasPhone } from "./phones";
 /** At most this many of each list. */
 export const CALLER_LIMIT = 10;
 
-export async function findCaller(db: Db, { org, phone, now }: { org: Org; phone: string; now: number }) {
+const newestFirst = <T extends typeof contacts | typeof accounts>(table: T) => [desc(table.createdAt), desc(table.id)];
+
+// Values bound per request: orgId, phone, now, and since (now less the longest booking).
+const callerContacts = prepared((db) =>
+  db
+    .select()
+    .from(contacts)
+    .where(hasPhone(contacts, param("orgId"), param("phone")))
+    .orderBy(...newestFirst(contacts))
+    .limit(CALLER_LIMIT),
+);
+
+function accountMatch(db: Db) {
   const linkedAccounts = db
     .select({ id: contacts.accountId })
     .from(contacts)
-    .where(and(hasPhone(contacts, org.id, phone), isNotNull(contacts.accountId)));
+    .where(and(hasPhone(contacts, param("orgId"), param("phone")), isNotNull(contacts.accountId)));
   // A unary + keeps a term out of the planner's choice of index (SQLite's own
   // idiom): without statistics it would read the org's whole account index
   // for the org_id term, or all its scheduled incidents for the status term,
   // instead of the few rows the id or account list names.
-  const accountMatch = or(
-    hasPhone(accounts, org.id, phone),
-    and(sql`+${accounts.orgId} = ${org.id}`, inArray(accounts.id, linkedAccounts)),
+  return or(
+    hasPhone(accounts, param("orgId"), param("phone")),
+    and(sql`+${accounts.orgId} = ${param("orgId")}`, inArray(accounts.id, linkedAccounts)),
   );
-  const newestFirst = <T extends typeof contacts | typeof accounts>(table: T) => [
-    desc(table.createdAt),
-    desc(table.id),
-  ];
+}
+
+const callerAccounts = prepared((db) =>
+  db
+    .select()
+    .from(accounts)
+    .where(accountMatch(db))
+    .orderBy(...newestFirst(accounts))
+    .limit(CALLER_LIMIT),
+);
+
+const callerIncidents = prepared((db) => {
   const listedAccounts = db
     .select({ id: accounts.id })
     .from(accounts)
-    .where(accountMatch)
+    .where(accountMatch(db))
     .orderBy(...newestFirst(accounts))
     .limit(CALLER_LIMIT);
   // Not ended: a booking lasts at most maxBookingMs, which bounds the start
   // from below so that each branch reads one range of its index.
   const upcoming = and(
-    eq(incidents.orgId, org.id),
+    eq(incidents.orgId, param("orgId")),
     sql`+${incidents.status} = 'scheduled'`,
-    gt(incidents.startsAt, now - org.maxBookingMs),
-    gt(incidents.endsAt, now),
+    gt(incidents.startsAt, param("since")),
+    gt(incidents.endsAt, param("now")),
   );
-  const [contactRows, accountRows, incidentRows] = await db.batch([
-    db
-      .select()
-      .from(contacts)
-      .where(hasPhone(contacts, org.id, phone))
-      .orderBy(...newestFirst(contacts))
-      .limit(CALLER_LIMIT),
-    db
-      .select()
-      .from(accounts)
-      .where(accountMatch)
-      .orderBy(...newestFirst(accounts))
-      .limit(CALLER_LIMIT),
-    db
-      .select()
-      .from(incidents)
-      .where(or(and(upcoming, eq(incidents.phone, phone)), and(upcoming, inArray(incidents.accountId, listedAccounts))))
-      .orderBy(asc(incidents.startsAt), asc(incidents.id))
-      .limit(CALLER_LIMIT),
-  ]);
+  return db
+    .select()
+    .from(incidents)
+    .where(
+      or(
+        and(upcoming, eq(incidents.phone, param("phone"))),
+        and(upcoming, inArray(incidents.accountId, listedAccounts)),
+      ),
+    )
+    .orderBy(asc(incidents.startsAt), asc(incidents.id))
+    .limit(CALLER_LIMIT);
+});
+
+export async function findCaller(db: Db, { org, phone, now }: { org: Org; phone: string; now: number }) {
+  const values = { orgId: org.id, phone, now, since: now - org.maxBookingMs };
+  const [contactRows, accountRows, incidentRows] = (await db.batch([
+    callerContacts(db, values),
+    callerAccounts(db, values),
+    callerIncidents(db, values),
+  ])) as [(typeof contacts.$inferSelect)[], (typeof accounts.$inferSelect)[], (typeof incidents.$inferSelect)[]];
   return {
     phone,
     contacts: contactRows.map(contactView),

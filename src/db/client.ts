@@ -1,11 +1,22 @@
-import { getTableColumns, type SQL, sql, type Table } from "drizzle-orm";
+import {
+  Column,
+  fillPlaceholders,
+  getTableColumns,
+  is,
+  type Placeholder,
+  SQL,
+  Subquery,
+  sql,
+  type Table,
+} from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 
 /** What queries need of D1: a binding or a session of it (the Sessions API). */
 export type D1Client = Pick<D1Database, "prepare" | "batch">;
 
-export type Db = DrizzleD1Database;
+export type Db = DrizzleD1Database & { $client: D1Client };
 
 /** The header a D1 session's bookmark travels in (src/middleware/database.ts). */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
@@ -16,7 +27,119 @@ export interface CursorPosition {
   id: string;
 }
 
-export const createDb = (d1: D1Client): Db => drizzle(d1 as D1Database);
+export const createDb = (d1: D1Client): Db => drizzle(d1 as D1Database) as Db;
+
+// Drizzle builds a statement's SQL anew on every call, and that was most of
+// the JavaScript a read ran (docs/performance.md), though the text never
+// changes — only the values do. A prepared statement is built once per
+// isolate, against this stand-in client, with `sql.placeholder(name)` for each
+// value; each request then binds its values on its own session.
+const TEMPLATES = drizzle({ prepare: () => ({}) } as unknown as D1Database);
+
+/** What drizzle's prepared D1 queries hold (not in its types): the SQL with its parameters, D1's statement, the fields selected. */
+interface Bindable {
+  query: { sql: string; params: unknown[] };
+  stmt: D1PreparedStatement;
+  fields?: { path: string[]; field: unknown }[];
+  values(): Promise<unknown[][]>;
+}
+
+interface Decoder {
+  mapFromDriverValue(value: unknown): unknown;
+}
+
+/** A selected field's decoder, where drizzle's mapResultRow finds it (an SQL's decoder is internal to drizzle). */
+const decoderOf = (field: unknown): Decoder =>
+  is(field, Column)
+    ? field
+    : (
+        (is(field, SQL) ? field : is(field, Subquery) ? field._.sql : (field as SQL.Aliased).sql) as unknown as {
+          decoder: Decoder;
+        }
+      ).decoder;
+
+/**
+ * A row mapper for a select of top-level fields, as drizzle's own (a null
+ * stays null, any other value goes through its field's decoder), with the
+ * decoders looked up once rather than for every field of every row — which
+ * made mapping a 50-row page cost more than building its SQL. Undefined for
+ * nested fields (joins), which keep drizzle's mapping.
+ */
+function rowMapper(fields: Bindable["fields"]) {
+  if (!fields?.every(({ path }) => path.length === 1)) return undefined;
+  const columns = fields.map(({ path: [key], field }) => ({ key: key!, decoder: decoderOf(field) }));
+  return (row: unknown[]) => {
+    const mapped: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) {
+      const { key, decoder } = columns[i]!;
+      const value = row[i];
+      mapped[key] = value === null ? null : decoder.mapFromDriverValue(value);
+    }
+    return mapped;
+  };
+}
+
+/** Builds the template of a prepared statement, mapping its rows with rowMapper where it can. */
+function templateOf<P extends object>(build: (db: Db) => { prepare(): P }): P {
+  const template = build(TEMPLATES).prepare() as P & Bindable & Record<"all" | "get", unknown>;
+  const map = rowMapper(template.fields);
+  if (map) {
+    template.all = async function all(this: Bindable) {
+      return (await this.values()).map(map);
+    };
+    template.get = async function get(this: Bindable) {
+      const [row] = await this.values();
+      return row && map(row);
+    };
+  }
+  return template;
+}
+
+/**
+ * A statement built once (by `build`, on first use) and run on each request's
+ * session with that request's values for its placeholders. Values go to D1 as
+ * given: a column drizzle would encode (JSON, booleans) is not for this.
+ */
+export function prepared<P extends object>(build: (db: Db) => { prepare(): P }) {
+  let template: P | undefined;
+  return (db: Db, values: Record<string, unknown> = {}): P & BatchItem<"sqlite"> => {
+    template ??= templateOf(build);
+    const { sql, params } = (template as unknown as Bindable).query;
+    const statement = Object.create(template) as P & Bindable & { _prepare(): unknown };
+    statement.query = { sql, params: fillPlaceholders(params, values) };
+    statement.stmt = db.$client.prepare(sql);
+    // As an item of db.batch, which asks each item for its prepared query.
+    statement._prepare = () => statement;
+    return statement as unknown as P & BatchItem<"sqlite">;
+  };
+}
+
+/**
+ * `prepared` for a statement with optional parts (a list's filters): `build`
+ * includes a part when `has(name)` — when `values` gives that name a value —
+ * and one statement is built per combination of names given (a bounded set:
+ * the names are the caller's, never a client's).
+ */
+export function preparedWith<P extends object>(build: (db: Db, has: (name: string) => boolean) => { prepare(): P }) {
+  const byShape = new Map<string, ReturnType<typeof prepared<P>>>();
+  return (db: Db, values: Record<string, unknown>) => {
+    const given = Object.keys(values).filter((name) => values[name] !== undefined);
+    const shape = given.join(" ");
+    let statement = byShape.get(shape);
+    if (!statement) {
+      statement = prepared((templates) => build(templates, (name) => given.includes(name)));
+      byShape.set(shape, statement);
+    }
+    return statement(db, values);
+  };
+}
+
+/** A value bound per request to a prepared statement (`prepared`, `preparedWith`). */
+export const param = (name: string) => sql.placeholder(name);
+
+/** Every column of `table` as a placeholder of its own name: a row to insert by a prepared statement. */
+export const placeholdersFor = <T extends Table>(table: T) =>
+  Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, param(key)])) as RowOf<T>;
 
 /** `values` with every column of `table`, in column order (absent ones null), so a stored row reads exactly like a listed one. */
 export function inColumnOrder<T extends Table>(table: T, values: Partial<T["$inferSelect"]>): T["$inferSelect"] {
@@ -26,7 +149,7 @@ export function inColumnOrder<T extends Table>(table: T, values: Partial<T["$inf
 }
 
 /** A row whose values may also be SQL expressions, computed by the statement that inserts it. */
-export type RowOf<T extends Table> = { [K in keyof T["$inferSelect"]]: T["$inferSelect"][K] | SQL };
+export type RowOf<T extends Table> = { [K in keyof T["$inferSelect"]]: T["$inferSelect"][K] | SQL | Placeholder };
 
 /**
  * INSERT … SELECT `row` WHERE `condition`: one statement that decides and

@@ -1,10 +1,18 @@
-import { and, eq, gte, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, sql } from "drizzle-orm";
 import { accounts, contacts } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Contact, ContactFilters, NewContact } from "../schemas/contacts";
-import { type CursorPosition, type Db, inColumnOrder, insertWhere } from "./client";
+import {
+  type CursorPosition,
+  type Db,
+  inColumnOrder,
+  insertWhere,
+  param,
+  placeholdersFor,
+  preparedWith,
+} from "./client";
 import type { HeldKey, Written } from "./idempotency";
 import { hasPhone } from "./phones";
 import { commitWrite } from "./write";
@@ -20,6 +28,18 @@ export interface ContactWrite {
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
   held?: HeldKey;
 }
+
+// The contact, if its account (when it names one) is one of the org's.
+const insertContact = preparedWith((db, has) =>
+  insertWhere(
+    db,
+    contacts,
+    placeholdersFor(contacts),
+    has("account")
+      ? sql`EXISTS (SELECT 1 FROM ${accounts} WHERE ${and(eq(accounts.orgId, param("orgId")), eq(accounts.id, param("account")))})`
+      : sql`1`,
+  ),
+);
 
 /**
  * Stores a contact and its contact.created event and returns its JSON; null
@@ -41,16 +61,12 @@ export async function createContact(
     updatedAt: now,
   });
   const body = JSON.stringify(contactView(row));
-  const accountExists =
-    contact.accountId === null
-      ? sql`1`
-      : sql`EXISTS (SELECT 1 FROM ${accounts} WHERE ${and(eq(accounts.orgId, orgId), eq(accounts.id, contact.accountId))})`;
   const { applied, written } = await commitWrite(db, {
     orgId,
     now,
     held,
     row: { table: contacts, id: row.id },
-    statements: { inserted: insertWhere(db, contacts, row, accountExists) },
+    statements: { inserted: insertContact(db, { ...row, account: contact.accountId ?? undefined }) },
     event: { type: "contact.created", data: body },
     body,
   });
@@ -64,22 +80,38 @@ export interface ContactPageQuery {
   limit: number;
 }
 
-/** One page in (createdAt, id) order, read by keyset from an index that leads with org_id. */
-export async function listContacts(db: Db, { orgId, filters, after, limit }: ContactPageQuery) {
-  const conditions: (SQL | undefined)[] = [
-    eq(contacts.orgId, orgId),
-    filters.accountId === undefined ? undefined : eq(contacts.accountId, filters.accountId),
-    filters.email === undefined ? undefined : eq(contacts.emailLower, filters.email.toLowerCase()),
-    filters.updatedSince === undefined ? undefined : gte(contacts.updatedAt, filters.updatedSince),
-    filters.phone === undefined ? undefined : hasPhone(contacts, orgId, filters.phone),
-    after && sql`(${contacts.createdAt}, ${contacts.id}) > (${after.at}, ${after.id})`,
-  ];
-  const rows = await db
+const contactPage = preparedWith((db, has) =>
+  db
     .select()
     .from(contacts)
-    .where(and(...conditions))
+    .where(
+      and(
+        eq(contacts.orgId, param("orgId")),
+        has("accountId") ? eq(contacts.accountId, param("accountId")) : undefined,
+        has("email") ? eq(contacts.emailLower, param("email")) : undefined,
+        has("updatedSince") ? gte(contacts.updatedAt, param("updatedSince")) : undefined,
+        has("phone") ? hasPhone(contacts, param("orgId"), param("phone")) : undefined,
+        has("afterAt")
+          ? sql`(${contacts.createdAt}, ${contacts.id}) > (${param("afterAt")}, ${param("afterId")})`
+          : undefined,
+      ),
+    )
     .orderBy(contacts.createdAt, contacts.id)
-    .limit(limit + 1);
+    .limit(param("limit")),
+);
+
+/** One page in (createdAt, id) order, read by keyset from an index that leads with org_id. */
+export async function listContacts(db: Db, { orgId, filters, after, limit }: ContactPageQuery) {
+  const rows = await contactPage(db, {
+    orgId,
+    accountId: filters.accountId,
+    email: filters.email?.toLowerCase(),
+    updatedSince: filters.updatedSince,
+    phone: filters.phone,
+    afterAt: after?.at,
+    afterId: after?.id,
+    limit: limit + 1,
+  }).all();
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }
 

@@ -2,11 +2,12 @@
 // statements: the event row, inserted only if the change is in place (so the
 // change and its event commit together or not at all), and the endpoints
 // subscribed to it, which the write path then sends to the delivery queue.
-import { and, eq, gt, isNull, lt, SQL, sql } from "drizzle-orm";
+import { and, eq, getTableName, gt, isNull, lt, type Placeholder, SQL, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { type EventType, events, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { type Db, insertWhere } from "./client";
+import { type Db, insertWhere, param, prepared } from "./client";
 
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
@@ -34,42 +35,97 @@ export interface EventRecord {
 }
 
 /** Enabled endpoints of the org subscribed to `type`. */
-const subscribedTo = (orgId: string, type: EventType) =>
+const subscribedTo = (orgId: string | Placeholder, type: EventType | Placeholder) =>
   and(
     eq(webhookEndpoints.orgId, orgId),
     eq(webhookEndpoints.status, "enabled"),
     sql`EXISTS (SELECT 1 FROM json_each(${webhookEndpoints.events}) WHERE value = ${type})`,
   );
 
-/**
- * The statements a change's batch runs to record its event: the insert (only
- * if row `rowId` is in `state`), then the subscribed endpoints' ids, which
- * `recorded` turns into the event the write path sends once its change applied.
- */
-export function recordEvent(db: Db, record: EventRecord) {
-  const { orgId, type, now, table, rowId, state, data, previous } = record;
-  const id = newId("evt", now);
-  const body = sql`json_object('id', ${id}, 'type', ${type}, 'timestamp', ${toIso(now)}, 'data', json(${data})${
-    previous ? sql`, 'previous', json(${previous instanceof SQL ? previous : JSON.stringify(previous)})` : sql``
+type Value<T> = T | Placeholder;
+
+interface EventValues {
+  table: WritableTable;
+  id: Value<string>;
+  orgId: Value<string>;
+  type: Value<EventType>;
+  now: Value<number>;
+  timestamp: Value<string>;
+  rowId: Value<string>;
+  data: Value<string> | SQL;
+  /** JSON text, or SQL computing it. */
+  previous?: Value<string> | SQL;
+  state?: SQL;
+}
+
+/** The insert of an event (only if row `rowId` is in `state`) and the read of its subscribers' ids. */
+function eventStatements(db: Db, e: EventValues) {
+  const body = sql`json_object('id', ${e.id}, 'type', ${e.type}, 'timestamp', ${e.timestamp}, 'data', json(${e.data})${
+    e.previous === undefined ? sql`` : sql`, 'previous', json(${e.previous})`
   })`;
-  const subscribed = sql`EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(orgId, type)})`;
-  const changed = sql`EXISTS (SELECT 1 FROM ${table} WHERE ${and(eq(table.orgId, orgId), eq(table.id, rowId), state)})`;
+  const subscribed = sql`EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(e.orgId, e.type)})`;
+  const changed = sql`EXISTS (SELECT 1 FROM ${e.table} WHERE ${and(eq(e.table.orgId, e.orgId), eq(e.table.id, e.rowId), e.state)})`;
   const insert = insertWhere(
     db,
     events,
     {
       seq: sql`NULL`,
-      id,
-      orgId,
-      type,
-      createdAt: now,
+      id: e.id,
+      orgId: e.orgId,
+      type: e.type,
+      createdAt: e.now,
       body,
       // Nothing to send: already as good as enqueued.
-      enqueuedAt: sql`CASE WHEN ${subscribed} THEN NULL ELSE ${now} END`,
+      enqueuedAt: sql`CASE WHEN ${subscribed} THEN NULL ELSE ${e.now} END`,
     },
     changed,
   );
-  const endpoints = db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
+  return { insert, endpoints: subscribersOf(db, e.orgId, e.type) };
+}
+
+const subscribersOf = (db: Db, orgId: Value<string>, type: Value<EventType>) =>
+  db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
+const subscribers = prepared((db) => subscribersOf(db, param("orgId"), param("type")));
+const insertsByTable = new Map<string, ReturnType<typeof prepared>>();
+
+/** The event's values as placeholders, bound by name. */
+const placeholdersOf = (table: WritableTable, previous: boolean): EventValues => ({
+  table,
+  id: param("id"),
+  orgId: param("orgId"),
+  type: param("type"),
+  now: param("now"),
+  timestamp: param("timestamp"),
+  rowId: param("rowId"),
+  data: param("data"),
+  previous: previous ? param("previous") : undefined,
+});
+
+/**
+ * The statements a change's batch runs to record its event: the insert (only
+ * if row `rowId` is in `state`), then the subscribed endpoints' ids, which
+ * `recorded` turns into the event the write path sends once its change applied.
+ * An event of JSON text about a row with no state to check (every create) runs
+ * prepared statements, built once per table.
+ */
+export function recordEvent(db: Db, record: EventRecord) {
+  const { orgId, type, now, table, rowId, state, data, previous } = record;
+  const id = newId("evt", now);
+  const values = { id, orgId, type, now, timestamp: toIso(now), rowId };
+  const previousJson = previous === undefined || previous instanceof SQL ? previous : JSON.stringify(previous);
+  let statements: { insert: BatchItem<"sqlite">; endpoints: BatchItem<"sqlite"> };
+  if (typeof data === "string" && state === undefined && !(previousJson instanceof SQL)) {
+    const key = `${getTableName(table)} ${previousJson !== undefined}`;
+    let insert = insertsByTable.get(key);
+    if (!insert) {
+      insert = prepared(
+        (templates) => eventStatements(templates, placeholdersOf(table, previousJson !== undefined)).insert,
+      );
+      insertsByTable.set(key, insert);
+    }
+    const bound = { ...values, data, previous: previousJson };
+    statements = { insert: insert(db, bound), endpoints: subscribers(db, bound) };
+  } else statements = eventStatements(db, { table, ...values, data, previous: previousJson, state });
   /** The event as recorded, once the caller has seen its change apply. */
   const recorded = (subscribers: { id: string }[]): RecordedEvent => ({
     orgId,
@@ -77,7 +133,7 @@ export function recordEvent(db: Db, record: EventRecord) {
     createdAt: now,
     endpoints: subscribers.map((e) => e.id),
   });
-  return { insert, endpoints, recorded };
+  return { ...statements, recorded };
 }
 
 /** Marks an event sent to the delivery queue, so that the sweep leaves it alone. */

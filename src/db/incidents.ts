@@ -1,10 +1,10 @@
-import { and, eq, gte, lt, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, lt, sql } from "drizzle-orm";
 import { accounts, type IncidentStatus, incidents } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { arrivalWindowView, timesView } from "../scheduling/slots";
 import type { Incident } from "../schemas/incidents";
-import { type CursorPosition, type Db, inColumnOrder, insertWhere } from "./client";
+import { type CursorPosition, type Db, inColumnOrder, insertWhere, param, prepared, preparedWith } from "./client";
 import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
 import { assignee, type Placement, placesLeft, roomFor } from "./occupancy";
@@ -127,13 +127,16 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
   return applied ? { written } : { hold: (results as { hold?: HoldRow[] }).hold?.[0] };
 }
 
-export async function getIncident(db: Db, orgId: string, id: string): Promise<IncidentRow | undefined> {
-  const [row] = await db
+const incidentById = prepared((db) =>
+  db
     .select()
     .from(incidents)
-    .where(and(eq(incidents.orgId, orgId), eq(incidents.id, id)))
-    .limit(1);
-  return row;
+    .where(and(eq(incidents.orgId, param("orgId")), eq(incidents.id, param("id"))))
+    .limit(1),
+);
+
+export async function getIncident(db: Db, orgId: string, id: string): Promise<IncidentRow | undefined> {
+  return incidentById(db, { orgId, id }).get();
 }
 
 export interface IncidentChange {
@@ -243,27 +246,47 @@ export interface IncidentPageQuery {
  * updatedSince has an index ending in that order (org, then the filter, then
  * start and id), so a page reads its rows and one more, at any depth.
  */
-export async function listIncidents(db: Db, { orgId, filters, after, limit }: IncidentPageQuery) {
-  const { from, to, status, accountId, phone, updatedSince, technicianId, serviceId } = filters;
-  const conditions: (SQL | undefined)[] = [
-    eq(incidents.orgId, orgId),
-    // A cursor's row is at or after `from` already (cursors are bound to the
-    // filters), and SQLite seeks by one lower bound only: the keyset's.
-    from === undefined || after ? undefined : gte(incidents.startsAt, from),
-    to === undefined ? undefined : lt(incidents.startsAt, to),
-    status === undefined ? undefined : eq(incidents.status, status),
-    accountId === undefined ? undefined : eq(incidents.accountId, accountId),
-    phone === undefined ? undefined : eq(incidents.phone, phone),
-    updatedSince === undefined ? undefined : gte(incidents.updatedAt, updatedSince),
-    technicianId === undefined ? undefined : eq(incidents.technicianId, technicianId),
-    serviceId === undefined ? undefined : eq(incidents.serviceId, serviceId),
-    after && sql`(${incidents.startsAt}, ${incidents.id}) > (${after.at}, ${after.id})`,
-  ];
-  const rows = await db
+const incidentPage = preparedWith((db, has) =>
+  db
     .select()
     .from(incidents)
-    .where(and(...conditions))
+    .where(
+      and(
+        eq(incidents.orgId, param("orgId")),
+        has("from") ? gte(incidents.startsAt, param("from")) : undefined,
+        has("to") ? lt(incidents.startsAt, param("to")) : undefined,
+        has("status") ? eq(incidents.status, param("status")) : undefined,
+        has("accountId") ? eq(incidents.accountId, param("accountId")) : undefined,
+        has("phone") ? eq(incidents.phone, param("phone")) : undefined,
+        has("updatedSince") ? gte(incidents.updatedAt, param("updatedSince")) : undefined,
+        has("technicianId") ? eq(incidents.technicianId, param("technicianId")) : undefined,
+        has("serviceId") ? eq(incidents.serviceId, param("serviceId")) : undefined,
+        has("afterAt")
+          ? sql`(${incidents.startsAt}, ${incidents.id}) > (${param("afterAt")}, ${param("afterId")})`
+          : undefined,
+      ),
+    )
     .orderBy(incidents.startsAt, incidents.id)
-    .limit(limit + 1);
+    .limit(param("limit")),
+);
+
+export async function listIncidents(db: Db, { orgId, filters, after, limit }: IncidentPageQuery) {
+  const { from, to, status, accountId, phone, updatedSince, technicianId, serviceId } = filters;
+  const rows = await incidentPage(db, {
+    orgId,
+    // A cursor's row is at or after `from` already (cursors are bound to the
+    // filters), and SQLite seeks by one lower bound only: the keyset's.
+    from: after ? undefined : from,
+    to,
+    status,
+    accountId,
+    phone,
+    updatedSince,
+    technicianId,
+    serviceId,
+    afterAt: after?.at,
+    afterId: after?.id,
+    limit: limit + 1,
+  }).all();
   return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }

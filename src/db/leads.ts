@@ -3,7 +3,7 @@ import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Lead, NewLead } from "../schemas/leads";
-import { type Db, inColumnOrder } from "./client";
+import { type Db, inColumnOrder, placeholdersFor, prepared } from "./client";
 import type { HeldKey, Written } from "./idempotency";
 import { commitWrite } from "./write";
 
@@ -18,6 +18,8 @@ export interface LeadWrite {
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
   held?: HeldKey;
 }
+
+const insertLead = prepared((db) => db.insert(leads).values(placeholdersFor(leads) as typeof leads.$inferInsert));
 
 /** Stores a lead and its lead.created event and returns its JSON, in one round trip. */
 export async function createLead(db: Db, { orgId, country, lead, now, held }: LeadWrite): Promise<Written> {
@@ -34,7 +36,7 @@ export async function createLead(db: Db, { orgId, country, lead, now, held }: Le
     now,
     held,
     row: { table: leads, id: row.id },
-    statements: { inserted: db.insert(leads).values(row) },
+    statements: { inserted: insertLead(db, row) },
     event: { type: "lead.created", data: body },
     body,
   });

@@ -1,11 +1,15 @@
 // Phone lookups and the backfill of the E.164 columns (docs/api.md, "Phone numbers").
-import { and, eq, gt, isNotNull, or } from "drizzle-orm";
+import { and, eq, gt, isNotNull, or, type Placeholder } from "drizzle-orm";
 import { accounts, contacts, leads, orgs } from "../../drizzle/schema";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Db } from "./client";
 
 /** Rows of `table` (contacts or accounts) of `orgId` whose mobile or business phone is `phone` (E.164). */
-export function hasPhone(table: typeof contacts | typeof accounts, orgId: string, phone: string) {
+export function hasPhone(
+  table: typeof contacts | typeof accounts,
+  orgId: string | Placeholder,
+  phone: string | Placeholder,
+) {
   return or(
     and(eq(table.orgId, orgId), eq(table.mobileE164, phone)),
     and(eq(table.orgId, orgId), eq(table.businessE164, phone)),

@@ -39,7 +39,7 @@ export function problemResponse(c: Context<AppEnv>, error: ApiError): Response {
     status: error.status,
     code: error.code,
     ...(error.detail ? { detail: error.detail } : {}),
-    requestId: c.var.requestId,
+    requestId: c.get("requestId"),
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
     ...error.extra.members,
   };

@@ -92,7 +92,7 @@ function operationRequest(
   const headers = new Headers({
     "X-API-KEY": c.req.header("X-API-KEY") ?? "",
     "X-ORG-ID": c.req.header("X-ORG-ID") ?? "",
-    "X-Request-Id": c.var.requestId,
+    "X-Request-Id": c.get("requestId"),
   });
   if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
   // Path parameters fill the template; the other arguments are the body or the query, validated by the route.

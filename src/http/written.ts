@@ -16,7 +16,7 @@ export function writtenResponse(c: Context<AppEnv>, { body, recorded, event }: W
   if (recorded) c.set("recorded", true);
   if (event && event.endpoints.length > 0) {
     c.executionCtx.waitUntil(
-      enqueueEvent(c.env, c.var.db, event, Date.now()).catch((error) =>
+      enqueueEvent(c.env, c.get("db"), event, Date.now()).catch((error) =>
         console.error(JSON.stringify({ webhook: "enqueue failed", eventId: event.id, error: String(error) })),
       ),
     );

@@ -86,7 +86,7 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
         if (new URL(c.req.url).search !== "")
           throw validationFailed([{ path: "query", code: "unknown_field", message: "takes no query parameters" }]);
         const origin = new URL(c.req.url).origin;
-        return c.json(toolDefinitions(platform, operations, { origin, orgId: c.var.orgId }), 200);
+        return c.json(toolDefinitions(platform, operations, { origin, orgId: c.get("orgId") }), 200);
       })
       .all(`/${platform}/tools`, methodNotAllowed("GET"));
   routes

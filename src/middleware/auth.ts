@@ -71,14 +71,14 @@ export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
   if (!API_KEY_PATTERN.test(key) || !ORG_ID_PATTERN.test(orgId)) throw unauthenticated();
 
   const now = Date.now();
-  const found = await verify(c.var.db, key, orgId, now);
+  const found = await verify(c.get("db"), key, orgId, now);
   if (!found || !constantTimeEqual(found.org.id, orgId)) throw unauthenticated();
   c.set("orgId", found.org.id);
   c.set("org", found.org);
   if (found.lastUsedAt === null || found.lastUsedAt < now - LAST_USED_RESOLUTION_MS) {
     found.lastUsedAt = now;
     // Off the response path; a failed hint write must not fail the request.
-    c.executionCtx.waitUntil(touchKey(c.var.db, found.keyId, now, LAST_USED_RESOLUTION_MS).catch(() => {}));
+    c.executionCtx.waitUntil(touchKey(c.get("db"), found.keyId, now, LAST_USED_RESOLUTION_MS).catch(() => {}));
   }
   await next();
 });

@@ -35,7 +35,7 @@ export const database = createMiddleware<AppEnv>(async function database(c, next
     // sessions of their own (MCP's tool calls) has set it already.
     // With no query run, a usable bookmark the client sent is still where it stands.
     const bookmark = session.getBookmark() ?? (start === sent ? sent : null);
-    if (c.var.orgId !== undefined && bookmark !== null && !c.res.headers.has(BOOKMARK_HEADER))
+    if (c.get("orgId") !== undefined && bookmark !== null && !c.res.headers.has(BOOKMARK_HEADER))
       c.res.headers.set(BOOKMARK_HEADER, bookmark);
   }
 });

@@ -30,7 +30,7 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
     ]);
   }
   const url = new URL(c.req.url);
-  const bodyHash = await sha256Hex(c.var.rawBody ?? new Uint8Array());
+  const bodyHash = await sha256Hex(c.get("rawBody") ?? new Uint8Array());
   const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}`);
   const { db, orgId } = c.var;
   const held: HeldKey = { orgId, key, claimedAt: Date.now(), requestHash };
@@ -43,7 +43,7 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
     return;
   }
   // A write recorded its response in its own batch: nothing is left to do.
-  if (c.var.recorded) return;
+  if (c.get("recorded")) return;
   const { status } = c.res;
   const isOutcome =
     (status >= 200 && status < 300) || (c.error instanceof ApiError && c.error.code === "slot_unavailable");

@@ -7,7 +7,7 @@ import type { AppEnv } from "../env";
 import { ApiError } from "../http/problem";
 
 export const rateLimit = createMiddleware<AppEnv>(async function rateLimit(c, next) {
-  const { success } = await c.env.RATE_LIMITER.limit({ key: c.var.orgId });
+  const { success } = await c.env.RATE_LIMITER.limit({ key: c.get("orgId") });
   if (!success) {
     throw new ApiError("rate_limited", "Too many requests for this organisation; retry after the window", {
       headers: { "Retry-After": c.env.RATE_LIMIT_PERIOD ?? "60" },

@@ -10,11 +10,11 @@ import type { AppEnv } from "../env";
 export const requestLog = createMiddleware<AppEnv>(async function requestLog(c, next) {
   const started = Date.now();
   await next();
-  const error = c.var.error;
+  const error = c.get("error");
   console.log(
     JSON.stringify({
-      requestId: c.var.requestId,
-      orgId: c.var.orgId ?? null,
+      requestId: c.get("requestId"),
+      orgId: c.get("orgId") ?? null,
       method: c.req.method,
       route: routePath(c, -1),
       status: c.res.status,

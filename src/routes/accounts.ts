@@ -24,7 +24,7 @@ export const accountOperations = [
     errors: ["account_not_found"],
     handler: async (c, { params }) => {
       // Unknown, malformed and other orgs' ids all read as "no such account".
-      const found = await getAccount(c.var.db, c.var.orgId, params.id);
+      const found = await getAccount(c.get("db"), c.get("orgId"), params.id);
       if (!found) throw new ApiError("account_not_found", "No account with this id");
       return c.json(found, 200);
     },

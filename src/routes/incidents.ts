@@ -159,7 +159,7 @@ export const incidentOperations = [
     errors: ["incident_not_found", "incident_not_changeable"],
     handler: (c, { params, body }) =>
       changeLoop(c, params.id, async (seen, now) => {
-        if (seen.status === "cancelled") return c.json(incidentView(seen, c.var.org.schedule.timeZone), 200);
+        if (seen.status === "cancelled") return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
         if (seen.startsAt <= now) throw notChangeable("in_the_past");
         return {
           changed: { ...seen, status: "cancelled", cancelledAt: now, cancelReason: body.reason, updatedAt: now },

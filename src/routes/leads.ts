@@ -48,12 +48,12 @@ export const leadOperations = [
       createdAt: "2026-11-23T15:04:05.123Z",
     },
     handler: async (c, { body }) => {
-      const written = await createLead(c.var.db, {
-        orgId: c.var.orgId,
-        country: c.var.org.country,
+      const written = await createLead(c.get("db"), {
+        orgId: c.get("orgId"),
+        country: c.get("org").country,
         lead: body,
         now: Date.now(),
-        held: c.var.heldKey,
+        held: c.get("heldKey"),
       });
       return writtenResponse(c, written);
     },

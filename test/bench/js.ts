@@ -6,15 +6,17 @@
 // are timed — the part of `npm run bench`'s CPU per request that this code
 // decides, which that figure's run-to-run noise (a fifth) hides. The floor
 // worker's own code (test/bench/floor) runs on the same replay as the baseline.
-// Prints µs of CPU per request (process.cpuUsage, the best of N rounds).
+// Prints µs of CPU per request (process.cpuUsage, the best of N rounds);
+// --profile adds the heaviest functions of the timed rounds.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, promisify } from "node:util";
 import app from "../../src/app";
 import { connect } from "../../src/cli/connect";
 import type { Bindings } from "../../src/env";
-import { applyMigrations, configWithRateLimit } from "../e2e/harness";
+import { applyMigrations, configWithRateLimit, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
 import floor from "./floor/index";
@@ -25,6 +27,7 @@ const { values: options } = parseArgs({
     rounds: { type: "string", default: "7" },
     requests: { type: "string", default: "1000" },
     only: { type: "string" },
+    profile: { type: "boolean", default: false },
   },
 });
 
@@ -75,6 +78,39 @@ interface Case {
   name: string;
   request: () => Request;
   floor?: boolean;
+}
+
+/** With --profile: a V8 CPU profile of the timed rounds (in this process), printed as the heaviest functions. */
+async function startProfile() {
+  const session = new Session();
+  session.connect();
+  const post = promisify(session.post.bind(session)) as (method: string, params?: object) => Promise<unknown>;
+  await post("Profiler.enable");
+  await post("Profiler.setSamplingInterval", { interval: 50 });
+  await post("Profiler.start");
+  return post;
+}
+
+async function printProfile(post: Awaited<ReturnType<typeof startProfile>>, requests: number) {
+  const { profile } = (await post("Profiler.stop")) as {
+    profile: {
+      nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+      samples: number[];
+      timeDeltas: number[];
+    };
+  };
+  const self = new Map<number, number>();
+  for (const [i, node] of profile.samples.entries())
+    self.set(node, (self.get(node) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  const byFunction = new Map<string, number>();
+  for (const { id, callFrame } of profile.nodes) {
+    if (callFrame.functionName === "(idle)") continue;
+    const where = callFrame.url.replace(`file://${ROOT}/`, "");
+    const key = `${callFrame.functionName || "(anonymous)"} ${where}:${callFrame.lineNumber + 1}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + (self.get(id) ?? 0));
+  }
+  for (const [key, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`    ${(us / requests).toFixed(1).padStart(6)} µs  ${key}`);
 }
 
 async function main() {
@@ -146,6 +182,7 @@ async function main() {
         if (!response.ok) throw new Error(`${c.name}: ${response.status} ${await response.text()}`);
       }
       const replay = replayD1(undefined, record);
+      const session = options.profile ? await startProfile() : undefined;
       console.log = () => {};
       let best = Number.POSITIVE_INFINITY;
       for (let round = 0; round < rounds; round++) {
@@ -156,6 +193,7 @@ async function main() {
       }
       console.log = log;
       log(`  ${c.name.padEnd(40)} ${best.toFixed(1).padStart(7)} µs`);
+      if (session) await printProfile(session, rounds * requests);
     }
     await dispose();
   } finally {

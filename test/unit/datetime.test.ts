@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseDateOrDateTime, parseDateTime } from "../../src/lib/datetime";
+import { MAX_INSTANT, MIN_INSTANT, parseDateOrDateTime, parseDateTime, toIso } from "../../src/lib/datetime";
 
 describe("parseDateTime", () => {
   it.each([
@@ -55,5 +55,20 @@ describe("parseDateOrDateTime", () => {
   });
   it("refuses an impossible plain date", () => {
     expect(parseDateOrDateTime("2026-02-30")).toBeNull();
+  });
+});
+
+describe("toIso", () => {
+  it("writes what toISOString writes, at the ends of the range, around 1970 and across a random spread", () => {
+    const instants = [MIN_INSTANT, MAX_INSTANT, -1, 0, 1, 86_399_999, 86_400_000, -86_400_001, 951_782_400_000];
+    for (let i = 0; i < 20_000; i++)
+      instants.push(Math.floor(MIN_INSTANT + Math.random() * (MAX_INSTANT - MIN_INSTANT)));
+    for (const instant of instants) expect(toIso(instant)).toBe(new Date(instant).toISOString());
+  });
+
+  it("leaves to toISOString what the range does not hold (and what it refuses)", () => {
+    for (const instant of [MAX_INSTANT + 1, MIN_INSTANT - 1, 8.64e15])
+      expect(toIso(instant)).toBe(new Date(instant).toISOString());
+    expect(() => toIso(Number.NaN)).toThrow(RangeError);
   });
 });
