@@ -3,12 +3,12 @@
 // through one overlap condition (`holding`), applied to each of the two
 // tables. A hold is live while its expiry is after the request's now, so
 // expiry is a condition here, never a job that must run.
-import { and, count, eq, gt, gte, lt, ne, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, gte, lt, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { holds, incidents, orgs, technicians } from "../../drizzle/schema";
 import type { Booking, SlotTimes } from "../scheduling/slots";
 import type { Plan, Technician } from "../scheduling/visits";
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
-import type { Db } from "./client";
+import { type Db, param, prepared } from "./client";
 import type { Org } from "./orgs";
 
 type Occupant = typeof incidents | typeof holds;
@@ -36,7 +36,7 @@ export interface Census {
 const longestSpan = ({ org, fresh }: Census): SQL | number =>
   fresh ? sql`((SELECT ${orgs.maxSlotMinutes} FROM ${orgs} WHERE ${eq(orgs.id, org.id)}) * 60000)` : org.maxBookingMs;
 
-type Bound = number | SQL;
+type Bound = number | SQL | Placeholder;
 
 /**
  * The rows of `table` occupying some instant of [start, end): those whose
@@ -64,7 +64,39 @@ export function holding(table: Occupant, census: Census, range: { start: Bound; 
  * visit, read from the covering indexes alone.
  */
 export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTimes[]): Promise<Booking[]> {
-  const groups = (table: Occupant, range: SlotTimes) =>
+  const reads = ranges.map((range) =>
+    census.fresh || census.except !== undefined
+      ? occupancyOf(db, census, range)
+      : occupancyRead(db, {
+          orgId: census.org.id,
+          longest: census.org.maxBookingMs,
+          now: census.now,
+          start: range.start,
+          end: range.end,
+        }),
+  );
+  const [first, ...rest] = reads;
+  if (!first) return [];
+  const results = (await db.batch([first, ...rest])) as {
+    held: number;
+    startsAt: number;
+    endsAt: number;
+    technicianId: string | null;
+    count: number;
+  }[][];
+  // A group matches a range whole or not at all (the condition is on its own
+  // columns only), so ranges that overlap return identical groups.
+  const byKey = new Map(
+    results
+      .flat()
+      .map(({ held, ...group }) => [`${held}/${group.startsAt}/${group.endsAt}/${group.technicianId}`, group]),
+  );
+  return [...byKey.values()].sort((a, b) => a.startsAt - b.startsAt);
+}
+
+/** The groups of one range: visits, then holds. */
+function occupancyOf(db: Db, census: Census, range: { start: Bound; end: Bound }) {
+  const groups = (table: Occupant) =>
     db
       .select({
         held: sql<number>`${sql.raw(table === holds ? "1" : "0")}`,
@@ -77,18 +109,17 @@ export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTi
       .where(holding(table, census, range))
       // In the index's order already; sorted below after merging the ranges.
       .groupBy(table.startsAt, table.occupiedUntil, table.technicianId);
-  const [first, ...rest] = ranges.map((range) => groups(incidents, range).unionAll(groups(holds, range)));
-  if (!first) return [];
-  const results = rest.length === 0 ? [await first] : await db.batch([first, ...rest]);
-  // A group matches a range whole or not at all (the condition is on its own
-  // columns only), so ranges that overlap return identical groups.
-  const byKey = new Map(
-    results
-      .flat()
-      .map(({ held, ...group }) => [`${held}/${group.startsAt}/${group.endsAt}/${group.technicianId}`, group]),
-  );
-  return [...byKey.values()].sort((a, b) => a.startsAt - b.startsAt);
+  return groups(incidents).unionAll(groups(holds));
 }
+
+/** occupancyOf on the org's cached longest span (every read), prepared: its values bound by name. */
+const occupancyRead = prepared((db) =>
+  occupancyOf(
+    db,
+    { org: { id: param("orgId"), maxBookingMs: param("longest") }, now: param("now") } as unknown as Census,
+    { start: param("start"), end: param("end") },
+  ),
+);
 
 /** Where a visit goes: its times, and who may take it (null in crew mode). */
 export interface Placement {

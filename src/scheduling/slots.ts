@@ -1,6 +1,6 @@
 // The slot engine: pure functions of (schedule, bookings, now, instants).
 // No clock, no I/O; callers pass `now` and the bookings of the window.
-import { MAX_INSTANT } from "../lib/datetime";
+import { MAX_INSTANT, toIso } from "../lib/datetime";
 import type { SlotOut } from "../schemas/slots";
 import { type Interval, minutesOf, type Schedule, WEEKDAYS } from "./schedule";
 import { dateString, type LocalDate, localDateOf, localIso, localToInstant, weekday } from "./zone";
@@ -130,8 +130,8 @@ export function assessSlot(
 
 /** [start, end) as the API writes times: UTC and the org's wall clock. */
 export const timesView = (start: number, end: number, timeZone: string) => ({
-  start: new Date(start).toISOString(),
-  end: new Date(end).toISOString(),
+  start: toIso(start),
+  end: toIso(end),
   localStart: localIso(start, timeZone),
   localEnd: localIso(end, timeZone),
 });
@@ -151,7 +151,10 @@ export const arrivalWindowView = (start: number, windowMs: number, timeZone: str
 /** The slot object (docs/api.md, "Slot objects"). */
 export function slotView(slot: Slot, timeZone: string, service: SlotService = NO_SERVICE): SlotOut {
   return {
-    ...timesView(slot.start, slot.end, timeZone),
+    start: toIso(slot.start),
+    end: toIso(slot.end),
+    localStart: localIso(slot.start, timeZone),
+    localEnd: localIso(slot.end, timeZone),
     remaining: slot.remaining,
     serviceId: service.serviceId,
     arrivalWindow: arrivalWindowView(slot.start, service.windowMs, timeZone),

@@ -4,6 +4,8 @@
 // of its startup (docs/decisions.md); test/unit/zone.test.ts holds this
 // module to the polyfill over every zone the runtime knows.
 
+import { toIso } from "../lib/datetime";
+
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const DAY = 1440 * MINUTE;
@@ -131,9 +133,23 @@ export const weekday = (date: LocalDate): number => ((((date + 3) % 7) + 7) % 7)
 /** "2026-11-23T09:00:00-05:00": wall-clock time to the second with its offset to the minute (never "Z"). */
 export function localIso(instant: number, timeZone: string): string {
   const offset = offsetAt(instant, timeZone);
-  const minutes = Math.round(Math.abs(offset) / MINUTE);
-  const sign = offset < 0 && minutes > 0 ? "-" : "+";
-  const hh = String(Math.floor(minutes / 60)).padStart(2, "0");
-  const mm = String(minutes % 60).padStart(2, "0");
-  return `${new Date(instant + offset).toISOString().slice(0, -5)}${sign}${hh}:${mm}`;
+  return `${toIso(instant + offset).slice(0, -5)}${offsetSuffix(offset)}`;
+}
+
+const suffixes = new Map<number, string>();
+
+/** "+05:30" of an offset in ms, to the minute ("+00:00" for less than half a minute either way); a few per zone, remembered. */
+function offsetSuffix(offset: number): string {
+  let suffix = suffixes.get(offset);
+  if (suffix === undefined) {
+    const minutes = Math.round(Math.abs(offset) / MINUTE);
+    const sign = offset < 0 && minutes > 0 ? "-" : "+";
+    const hh = String(Math.floor(minutes / 60)).padStart(2, "0");
+    const mm = String(minutes % 60).padStart(2, "0");
+    suffix = `${sign}${hh}:${mm}`;
+    // Offsets are whole seconds within a day: the map stays small, but is bounded all the same.
+    if (suffixes.size >= 1_000) suffixes.clear();
+    suffixes.set(offset, suffix);
+  }
+  return suffix;
 }

@@ -187,7 +187,11 @@ async function main() {
       let best = Number.POSITIVE_INFINITY;
       for (let round = 0; round < rounds; round++) {
         const started = process.cpuUsage();
-        for (let i = 0; i < requests; i++) await (await serve(replay)).arrayBuffer();
+        for (let i = 0; i < requests; i++) {
+          const response = await serve(replay);
+          await response.arrayBuffer();
+          if (!response.ok) throw new Error(`${c.name}: answered ${response.status} on replay`);
+        }
         const used = process.cpuUsage(started);
         best = Math.min(best, (used.user + used.system) / requests);
       }
