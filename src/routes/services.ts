@@ -16,6 +16,15 @@ export const serviceOperations = [
       "The organisation's active services (job types), ordered by name: how long each visit takes, its arrival window, and the keywords that map what a caller says to it. Pass a service's id as `serviceId` to the ai-agent operations; without one, `insectName` picks the service by keyword, else the default service applies.",
     response: serviceList,
     responseExample: { services: [SERVICE_EXAMPLE] },
-    handler: (c) => c.json({ services: c.get("org").catalogue.services.filter((s) => s.active).map(serviceView) }, 200),
+    handler: (c) =>
+      c.json(
+        {
+          services: c
+            .get("org")
+            .catalogue.services.filter((s) => s.active)
+            .map(serviceView),
+        },
+        200,
+      ),
   }),
 ];
