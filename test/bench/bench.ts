@@ -101,6 +101,8 @@ interface Case {
   next?: () => { path: string; body: unknown };
   /** Served by the floor worker instead of the API. */
   floor?: boolean;
+  /** A page of 50 rows: also compared with the page floor (a read of 51 contacts, no code of the API's). */
+  page?: boolean;
   /** Which floor a case is compared with: the logged read floor or the write floor. */
   kind: Kind;
 }
@@ -120,6 +122,13 @@ const FLOORS: Record<Kind, Case> = {
   },
 };
 const BARE_FLOOR: Case = { name: "floor: one D1 read", kind: "read", org: null, path: "/?id=acct_floor", floor: true };
+const PAGE_FLOOR: Case = {
+  name: "floor: a page of 50 contacts, logged",
+  kind: "read",
+  org: null,
+  path: "/page",
+  floor: true,
+};
 
 /** The cases the summary lines hold to 0.9 × the floor's CPU per request. */
 const TARGETS: Record<Kind, string[]> = {
@@ -499,11 +508,20 @@ function commitOf(): string {
 interface Pair {
   cpu: number;
   floorCpu: number;
+  /** A page's: the page floor's CPU per request, run just before the read floor. */
+  pageFloorCpu?: number;
   /** The floor's CPU per request ÷ the case's: 1 = as cheap as the floor, higher is cheaper. */
   ratio: number;
   reqPerSec: number;
 }
-type Entry = Figures & { kind: Kind; floorCpuMsPerRequest: number; cpuVsFloor: number; pairs: Pair[] };
+type Entry = Figures & {
+  kind: Kind;
+  floorCpuMsPerRequest: number;
+  cpuVsFloor: number;
+  /** A page's median of the page floor's CPU per request ÷ its own. */
+  cpuVsPageFloor?: number;
+  pairs: Pair[];
+};
 
 async function main() {
   const stateDir = mkdtempSync(path.join(tmpdir(), "fs-bench-"));
@@ -580,7 +598,7 @@ async function main() {
         path: "/api/v1/contacts",
         body: () => ({ firstName: "Bench", lastName: "Contact", accountId: heavy.accountId }),
       },
-      { name: "GET /contacts page 1", kind: "read", org: heavy, path: `/api/v1/contacts?limit=${PAGE}` },
+      { name: "GET /contacts page 1", kind: "read", org: heavy, path: `/api/v1/contacts?limit=${PAGE}`, page: true },
       {
         name: deepContactsName,
         kind: "read",
@@ -602,7 +620,7 @@ async function main() {
         body: () => ({ phone: seeded.caller }),
       },
       { name: "GET /incidents/{id}", kind: "read", org: heavy, path: `/api/v1/incidents/${seeded.moves[0]!.id}` },
-      { name: "GET /incidents page 1", kind: "read", org: heavy, path: `/api/v1/incidents?limit=${PAGE}` },
+      { name: "GET /incidents page 1", kind: "read", org: heavy, path: `/api/v1/incidents?limit=${PAGE}`, page: true },
       {
         name: deepIncidentsName,
         kind: "read",
@@ -684,7 +702,7 @@ async function main() {
       floorRuns.set(c.name, [...(floorRuns.get(c.name) ?? []), figures]);
       return figures;
     };
-    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write];
+    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write, PAGE_FLOOR];
     // The floor rows: one run each, for their req/s and latency.
     const floorRows = new Map<string, Figures>();
     for (const c of floorCases) floorRows.set(c.name, await runFloor(c));
@@ -696,12 +714,14 @@ async function main() {
       const pairs: Pair[] = [];
       const runs: Figures[] = [];
       for (let i = 0; i < PAIRS; i++) {
+        const page = c.page ? await runFloor(PAGE_FLOOR) : undefined;
         const before = await runFloor(FLOORS[c.kind]);
         const run = await measure(server, c);
         runs.push(run);
         pairs.push({
           cpu: run.cpuMsPerRequest,
           floorCpu: before.cpuMsPerRequest,
+          ...(page ? { pageFloorCpu: page.cpuMsPerRequest } : {}),
           ratio: round(before.cpuMsPerRequest / run.cpuMsPerRequest, 3),
           reqPerSec: run.reqPerSec,
         });
@@ -718,6 +738,7 @@ async function main() {
         cpuMsPerRequest: round(median(pairs.map((p) => p.cpu)), 3),
         floorCpuMsPerRequest: round(median(pairs.map((p) => p.floorCpu)), 3),
         cpuVsFloor: round(median(pairs.map((p) => p.ratio))),
+        ...(c.page ? { cpuVsPageFloor: round(median(pairs.map((p) => p.pageFloorCpu! / p.cpu))) } : {}),
         pairs,
       };
     }
@@ -782,6 +803,11 @@ async function main() {
         `${kind}s at ≥ ${TARGET_RATIO} CPU × floor: ${listed(true)}; below ${TARGET_RATIO}: ${listed(false)}`,
       );
     }
+    const pages = Object.entries(results).filter(([, r]) => r.cpuVsPageFloor !== undefined);
+    if (pages.length > 0)
+      console.log(
+        `pages against the page floor (one read of 51 contacts and the log line, run before each pair; median of the pairs): ${pages.map(([name, r]) => `${name} ${r.cpuVsPageFloor}`).join(", ")}; the page floor's own CPU × read floor: ${results[PAGE_FLOOR.name]?.cpuVsFloor}`,
+      );
     // Where the CPU goes (workerd, wrangler's node, npx, esbuild), summed over every measured run.
     const byProcess = (s: DevServer) => {
       const byName = [...(cpuByProcess.get(s.processGroup!) ?? [])].sort((a, b) => b[1] - a[1]);

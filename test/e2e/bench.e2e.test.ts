@@ -35,7 +35,7 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
     // 18 cases and 3 floor rows.
-    expect(Object.keys(figures.results)).toHaveLength(21);
+    expect(Object.keys(figures.results)).toHaveLength(22);
     expect(figures.pairs).toBe(1);
     expect(figures.commit).toMatch(/^[0-9a-f]+(-dirty)?$/);
     expect(figures.coldStart.api.startup.median).toBeGreaterThan(0);
@@ -70,6 +70,9 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(figures.ratios.heavyVsEmptyAvailabilityP50).toBeGreaterThan(0);
     expect(figures.ratios.deepIncidentsVsPage1P50).toBeGreaterThan(0);
     expect(result.stdout).toContain("CPU × floor");
+    // The two pages are also held against the page floor.
+    for (const page of ["GET /contacts page 1", "GET /incidents page 1"])
+      expect(figures.results[page].cpuVsPageFloor, page).toBeGreaterThan(0);
     expect(result.stdout).toContain("× /health"); // the RECORDED comparison
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,11 @@
 // - the logged read floor (`/logged?id=…`): the same read and the one JSON
 //   log line per request the API writes; every API read is compared with it;
 // - the write floor (POST `/write`): the JSON body read, one INSERT of a lead
-//   with a new id, and the log line; every API write is compared with it.
+//   with a new id, and the log line; every API write is compared with it;
+// - the page floor (`/page`): one indexed read of 51 contacts (a page of 50
+//   and the one that says more follow), answered as they come, and the log
+//   line: what a page costs before any code of the API's (the pages are
+//   also printed against it).
 // The tables (accounts with one row, leads) are created by the bench.
 interface Env {
   DB: D1Database;
@@ -42,6 +46,15 @@ export default {
         .run();
       logLine(request.method, pathname, started);
       return Response.json({ id });
+    }
+    if (pathname === "/page") {
+      const { results } = await env.DB.prepare(
+        "SELECT * FROM contacts WHERE org_id = ?1 ORDER BY created_at, id LIMIT 51",
+      )
+        .bind("org_floor")
+        .all();
+      logLine(request.method, pathname, started);
+      return Response.json({ data: results.slice(0, 50), nextCursor: results.length > 50 ? results[50]!.id : null });
     }
     const row = await env.DB.prepare("SELECT id, name, city FROM accounts WHERE org_id = ?1 AND id = ?2")
       .bind("org_floor", searchParams.get("id") ?? "acct_floor")

@@ -4,12 +4,26 @@ import { DevServer, d1Execute, freePort, ROOT } from "../../e2e/harness";
 
 export const FLOOR_DIR = path.join(ROOT, "test/bench/floor");
 
-/** The floor worker under its own `wrangler dev`, with the one account it reads and the table its writes fill. */
+// The page floor's contacts: the API's columns (migrations/), 60 rows filled as
+// the bench seeds contacts (names, email, mobile phone, account), with its
+// (org_id, created_at, id) index.
+const CONTACTS = `CREATE TABLE contacts (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, first_name TEXT, last_name TEXT,
+  email TEXT, email_lower TEXT, mobile_phone TEXT, business_phone TEXT, account_id TEXT, building_location TEXT,
+  street1 TEXT, street2 TEXT, city TEXT, postal_code TEXT, state TEXT, country TEXT, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, mobile_e164 TEXT, business_e164 TEXT);
+CREATE INDEX contacts_org_created ON contacts (org_id, created_at, id);
+INSERT INTO contacts (id, org_id, first_name, last_name, email, email_lower, mobile_phone, mobile_e164, account_id, created_at, updated_at)
+  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 60)
+  SELECT 'ct_01floor' || printf('%016d', i), 'org_floor', 'First' || i, 'Last' || i, 'contact' || i || '@example.com',
+    'contact' || i || '@example.com', '(917) 200-' || printf('%04d', i), '+1917200' || printf('%04d', i),
+    'acct_01floor0000000000000000', 1764000000000 + i * 1000, 1764000000000 + i * 1000 FROM n;`;
+
+/** The floor worker under its own `wrangler dev`, with the one account it reads, the table its writes fill and the contacts it pages. */
 export async function startFloor(dir: string): Promise<DevServer> {
   const config = path.join(FLOOR_DIR, "wrangler.toml");
   await d1Execute(
     dir,
-    "CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id));",
+    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS}`,
     config,
   );
   return DevServer.start(dir, await freePort(), ["--config", config]);
