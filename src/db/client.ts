@@ -137,6 +137,15 @@ export function preparedWith<P extends object>(build: (db: Db, has: (name: strin
 /** A value bound per request to a prepared statement (`prepared`, `preparedWith`). */
 export const param = (name: string) => sql.placeholder(name);
 
+/** A prepared keyset page's start: rows after the cursor's (sort value, id), bound as afterAt and afterId (afterOf). */
+export const afterCursor = (at: Column, id: Column) => sql`(${at}, ${id}) > (${param("afterAt")}, ${param("afterId")})`;
+
+/** The values afterCursor binds: none without a cursor, so that preparedWith leaves the condition out. */
+export const afterOf = (after: CursorPosition | undefined) => ({ afterAt: after?.at, afterId: after?.id });
+
+/** A page of `limit` rows from a read of `limit + 1`, and whether more follow. */
+export const pageOf = <T>(rows: T[], limit: number) => ({ rows: rows.slice(0, limit), hasMore: rows.length > limit });
+
 /** Every column of `table` as a placeholder of its own name: a row to insert by a prepared statement. */
 export const placeholdersFor = <T extends Table>(table: T) =>
   Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, param(key)])) as RowOf<T>;

@@ -5,10 +5,13 @@ import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Contact, ContactFilters, NewContact } from "../schemas/contacts";
 import {
+  afterCursor,
+  afterOf,
   type CursorPosition,
   type Db,
   inColumnOrder,
   insertWhere,
+  pageOf,
   param,
   placeholdersFor,
   preparedWith,
@@ -91,9 +94,7 @@ const contactPage = preparedWith((db, has) =>
         has("email") ? eq(contacts.emailLower, param("email")) : undefined,
         has("updatedSince") ? gte(contacts.updatedAt, param("updatedSince")) : undefined,
         has("phone") ? hasPhone(contacts, param("orgId"), param("phone")) : undefined,
-        has("afterAt")
-          ? sql`(${contacts.createdAt}, ${contacts.id}) > (${param("afterAt")}, ${param("afterId")})`
-          : undefined,
+        has("afterAt") ? afterCursor(contacts.createdAt, contacts.id) : undefined,
       ),
     )
     .orderBy(contacts.createdAt, contacts.id)
@@ -108,11 +109,10 @@ export async function listContacts(db: Db, { orgId, filters, after, limit }: Con
     email: filters.email?.toLowerCase(),
     updatedSince: filters.updatedSince,
     phone: filters.phone,
-    afterAt: after?.at,
-    afterId: after?.id,
+    ...afterOf(after),
     limit: limit + 1,
   }).all();
-  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+  return pageOf(rows, limit);
 }
 
 export function contactView({

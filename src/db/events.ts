@@ -7,7 +7,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type EventType, events, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { type Db, insertWhere, param, prepared } from "./client";
+import { type Db, insertWhere, pageOf, param, prepared } from "./client";
 
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
@@ -170,7 +170,7 @@ export async function listEvents(db: Db, { orgId, type, after, limit }: EventPag
     .where(and(eq(events.orgId, orgId), type === undefined ? undefined : eq(events.type, type), gt(events.seq, after)))
     .orderBy(events.seq)
     .limit(limit + 1);
-  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+  return pageOf(rows, limit);
 }
 
 /** The hourly purge: events older than 30 days. */

@@ -4,7 +4,18 @@ import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { arrivalWindowView, timesView } from "../scheduling/slots";
 import type { Incident } from "../schemas/incidents";
-import { type CursorPosition, type Db, inColumnOrder, insertWhere, param, prepared, preparedWith } from "./client";
+import {
+  afterCursor,
+  afterOf,
+  type CursorPosition,
+  type Db,
+  inColumnOrder,
+  insertWhere,
+  pageOf,
+  param,
+  prepared,
+  preparedWith,
+} from "./client";
 import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
 import { assignee, type Placement, placesLeft, roomFor } from "./occupancy";
@@ -261,9 +272,7 @@ const incidentPage = preparedWith((db, has) =>
         has("updatedSince") ? gte(incidents.updatedAt, param("updatedSince")) : undefined,
         has("technicianId") ? eq(incidents.technicianId, param("technicianId")) : undefined,
         has("serviceId") ? eq(incidents.serviceId, param("serviceId")) : undefined,
-        has("afterAt")
-          ? sql`(${incidents.startsAt}, ${incidents.id}) > (${param("afterAt")}, ${param("afterId")})`
-          : undefined,
+        has("afterAt") ? afterCursor(incidents.startsAt, incidents.id) : undefined,
       ),
     )
     .orderBy(incidents.startsAt, incidents.id)
@@ -284,9 +293,8 @@ export async function listIncidents(db: Db, { orgId, filters, after, limit }: In
     updatedSince,
     technicianId,
     serviceId,
-    afterAt: after?.at,
-    afterId: after?.id,
+    ...afterOf(after),
     limit: limit + 1,
   }).all();
-  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+  return pageOf(rows, limit);
 }

@@ -24,6 +24,7 @@ import {
   visitOf,
 } from "../../src/scheduling/visits";
 import { forgetZoneCaches } from "../../src/scheduling/zone";
+import { seededRandom } from "../support/random";
 
 const MINUTE = 60_000;
 const DAY = 1440 * MINUTE;
@@ -75,17 +76,6 @@ const ELSEWHERE: string[][] = [["100"], ["2", "SW1"]];
 const NOW = Date.parse("2026-11-29T12:00:00Z");
 const WEEK_DAYS = ["2026-11-30", "2026-12-01", "2026-12-02", "2026-12-03", "2026-12-04"];
 
-/** mulberry32: a seeded generator, so that every run books the same visits. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** `n` technicians: one in five serves elsewhere, one in four has hours of their own, one in three a day off this week. */
 function techniciansOf(n: number): Technician[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -111,7 +101,7 @@ const weekSlots = () => [...candidateSlots(schedule, NOW, NOW + 7 * DAY)];
 
 /** About half of each technician's hours of the week booked, one-hour visits on the hour; sorted by start. */
 function technicianBookings(technicians: Technician[]): Booking[] {
-  const next = random(20261126);
+  const next = seededRandom(20261126);
   const bookings: Booking[] = [];
   for (const t of technicians) {
     // Their own hours are booked too, outside the org's grid.
@@ -124,7 +114,7 @@ function technicianBookings(technicians: Technician[]): Booking[] {
 
 /** Crew mode: 0 to 3 visits on each slot of the week (half the places on average), grouped as D1 reads them. */
 function crewBookings(capacity: number): Booking[] {
-  const next = random(20261127);
+  const next = seededRandom(20261127);
   const bookings: Booking[] = [];
   for (const slot of weekSlots()) {
     const count = Math.floor(next() * (capacity + 1));

@@ -18,6 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { applyMigrations, DevServer, freePort } from "../e2e/harness";
 import { readResponse, toRequest } from "../support/http";
+import { seededRandom } from "../support/random";
 import { MINUTE } from "../support/time";
 import { type Outcome, summarise, type Violations } from "./load-checks";
 import { type LoadOrg, provisionOrgs, readRows } from "./load-state";
@@ -101,18 +102,6 @@ export interface LoadReport extends Violations {
 export interface Slot {
   start: string;
   remaining: number;
-}
-
-// A small deterministic PRNG (mulberry32): the same seed gives the same request mix.
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /** Counts requests per org in the limiter's wall-clock window and refuses beyond the share. */
@@ -285,7 +274,7 @@ async function health(baseUrl: string): Promise<Sent> {
 export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   const log = options.log ?? (() => {});
   const seed = options.seed ?? 20261122;
-  const rand = random(seed);
+  const rand = seededRandom(seed);
   const pick = <T>(items: T[]): T => items[Math.floor(rand() * items.length)]!;
   const budget = new Budget(options.perOrgPerMinute ?? 1_000);
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-load-"));

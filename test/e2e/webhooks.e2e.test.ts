@@ -13,6 +13,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seededRandom } from "../support/random";
 import { OPEN_ALWAYS } from "../support/schedules";
 import { slotAt } from "../support/time";
 import {
@@ -300,17 +301,6 @@ function expectSigned(receipt: Receipt, event: Json, secrets: string[]) {
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
 
-/** A fixed-seed generator (mulberry32): the same mix of writes each run. */
-function random(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // ---------------------------------------------------------------- volume
 
 type Kind = "book" | "cancel" | "reschedule";
@@ -326,7 +316,7 @@ interface Tracked {
 
 describe("volume: 500 writes from 20 clients", () => {
   it("every event reaches the receiver verified, once per id at least, matching the events list in commit order", async () => {
-    const rand = random(20261124);
+    const rand = seededRandom(20261124);
     const rest: Kind[] = [
       ...Array<Kind>(BOOKINGS - HEAD_START).fill("book"),
       ...Array<Kind>(CANCELS).fill("cancel"),
