@@ -115,6 +115,26 @@ export function prepared<P extends object>(build: (db: Db) => { prepare(): P }) 
 }
 
 /**
+ * Prepared statements made per template (SQL built once over placeholders,
+ * a module's constant, which always goes with the same `context`, such as its
+ * table): `build` makes the one for a template on its first use, and that
+ * one serves it after.
+ */
+export function preparedPer<C extends unknown[], P extends object>(
+  build: (template: SQL, ...context: C) => ReturnType<typeof prepared<P>>,
+) {
+  const byTemplate = new WeakMap<SQL, ReturnType<typeof prepared<P>>>();
+  return (template: SQL, ...context: C) => {
+    let statement = byTemplate.get(template);
+    if (!statement) {
+      statement = build(template, ...context);
+      byTemplate.set(template, statement);
+    }
+    return statement;
+  };
+}
+
+/**
  * `prepared` for a statement with optional parts (a list's filters): `build`
  * includes a part when `has(name)` — when `values` gives that name a value —
  * and one statement is built per combination of names given (a bounded set:

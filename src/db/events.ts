@@ -7,7 +7,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type EventType, events, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { type Db, insertWhere, pageOf, param, prepared } from "./client";
+import { type Db, insertWhere, pageOf, param, prepared, preparedPer } from "./client";
 
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
@@ -32,6 +32,12 @@ export interface EventRecord {
   data: string | SQL;
   /** What changed, as it was: an object, or SQL computing its JSON in the batch. */
   previous?: object | SQL;
+  /**
+   * The values of the placeholders in `data`, when it is a template: SQL
+   * built once, over placeholders only (a module's constant). Its insert is
+   * then prepared once per template, and bound with these.
+   */
+  values?: Record<string, unknown>;
 }
 
 /** Enabled endpoints of the org subscribed to `type`. */
@@ -86,44 +92,55 @@ function eventStatements(db: Db, e: EventValues) {
 const subscribersOf = (db: Db, orgId: Value<string>, type: Value<EventType>) =>
   db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
 const subscribers = prepared((db) => subscribersOf(db, param("orgId"), param("type")));
-const insertsByTable = new Map<string, ReturnType<typeof prepared>>();
+type PreparedInsert = ReturnType<typeof prepared>;
+const insertsByTable = new Map<string, PreparedInsert>();
+const insertOfTemplate = preparedPer((data, table: WritableTable, previous: boolean) =>
+  prepared((templates) => eventStatements(templates, placeholdersOf(table, data, previous)).insert),
+);
 
-/** The event's values as placeholders, bound by name. */
-const placeholdersOf = (table: WritableTable, previous: boolean): EventValues => ({
+/** The event's values as placeholders, bound by name; its data a placeholder of its own, or a template. */
+const placeholdersOf = (table: WritableTable, data: SQL | undefined, previous: boolean): EventValues => ({
   table,
-  id: param("id"),
+  id: param("eventId"),
   orgId: param("orgId"),
   type: param("type"),
   now: param("now"),
   timestamp: param("timestamp"),
   rowId: param("rowId"),
-  data: param("data"),
+  data: data ?? param("data"),
   previous: previous ? param("previous") : undefined,
 });
+
+/** The prepared insert of an event of JSON text (one per table), or of a template (one per template). */
+function preparedInsert(table: WritableTable, template: SQL | undefined, previous: boolean): PreparedInsert {
+  if (template) return insertOfTemplate(template, table, previous);
+  const key = `${getTableName(table)} ${previous}`;
+  let insert = insertsByTable.get(key);
+  if (!insert) {
+    insert = prepared((templates) => eventStatements(templates, placeholdersOf(table, undefined, previous)).insert);
+    insertsByTable.set(key, insert);
+  }
+  return insert;
+}
 
 /**
  * The statements a change's batch runs to record its event: the insert (only
  * if row `rowId` is in `state`), then the subscribed endpoints' ids, which
  * `recorded` turns into the event the write path sends once its change applied.
- * An event of JSON text about a row with no state to check (every create) runs
- * prepared statements, built once per table.
+ * An event about a row with no state to check (every create), of JSON text or
+ * of a template, runs prepared statements, built once per table or template.
  */
 export function recordEvent(db: Db, record: EventRecord) {
-  const { orgId, type, now, table, rowId, state, data, previous } = record;
+  const { orgId, type, now, table, rowId, state, data, previous, values: templateValues } = record;
   const id = newId("evt", now);
   const values = { id, orgId, type, now, timestamp: toIso(now), rowId };
   const previousJson = previous === undefined || previous instanceof SQL ? previous : JSON.stringify(previous);
+  const template = templateValues && (data as SQL);
   let statements: { insert: BatchItem<"sqlite">; endpoints: BatchItem<"sqlite"> };
-  if (typeof data === "string" && state === undefined && !(previousJson instanceof SQL)) {
-    const key = `${getTableName(table)} ${previousJson !== undefined}`;
-    let insert = insertsByTable.get(key);
-    if (!insert) {
-      insert = prepared(
-        (templates) => eventStatements(templates, placeholdersOf(table, previousJson !== undefined)).insert,
-      );
-      insertsByTable.set(key, insert);
-    }
-    const bound = { ...values, data, previous: previousJson };
+  if ((template || typeof data === "string") && state === undefined && !(previousJson instanceof SQL)) {
+    const insert = preparedInsert(table, template, previousJson !== undefined);
+    const { id: eventId, ...event } = values;
+    const bound = { ...templateValues, ...event, eventId, data: template ? undefined : data, previous: previousJson };
     statements = { insert: insert(db, bound), endpoints: subscribers(db, bound) };
   } else statements = eventStatements(db, { table, ...values, data, previous: previousJson, state });
   /** The event as recorded, once the caller has seen its change apply. */

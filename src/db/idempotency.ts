@@ -1,7 +1,7 @@
 import { and, eq, exists, isNull, lt, lte, or, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { idempotencyKeys, type WritableTable } from "../../drizzle/schema";
-import type { Db } from "./client";
+import { type Db, param, prepared, preparedPer } from "./client";
 import type { RecordedEvent } from "./events";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -137,7 +137,16 @@ export interface WriteRecord {
  * recorded body: the write and the record of its outcome commit together or
  * not at all, and a replay returns exactly what this request answered.
  */
-export function recordWithWrite(db: Db, { held, table, id, body, state }: WriteRecord) {
+export function recordWithWrite(db: Db, record: WriteRecord, values?: Record<string, unknown>) {
+  const { held, table, id, body } = record;
+  if (values && typeof body !== "string") {
+    const { orgId, key, claimedAt } = held;
+    return preparedRecord(body, table)(db, { ...values, orgId, key, claimedAt, rowId: id });
+  }
+  return recordStatement(db, record);
+}
+
+function recordStatement(db: Db, { held, table, id, body, state }: WriteRecord) {
   const written = db
     .select({ id: table.id })
     .from(table)
@@ -148,6 +157,18 @@ export function recordWithWrite(db: Db, { held, table, id, body, state }: WriteR
     .where(and(heldBy(held), exists(written)))
     .returning({ body: idempotencyKeys.body });
 }
+
+/** recordWithWrite of a body that is a template (SQL over placeholders), prepared once per template. */
+const preparedRecord = preparedPer((body, table: WritableTable) =>
+  prepared((templates) =>
+    recordStatement(templates, {
+      held: { orgId: param("orgId"), key: param("key"), claimedAt: param("claimedAt") } as unknown as HeldKey,
+      table,
+      id: param("rowId") as unknown as string,
+      body,
+    }),
+  ),
+);
 
 export interface Outcome {
   status: number;

@@ -1,4 +1,4 @@
-import { and, eq, gte, lt, sql } from "drizzle-orm";
+import { and, eq, gte, lt, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { accounts, type IncidentStatus, incidents } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
@@ -13,12 +13,13 @@ import {
   insertWhere,
   pageOf,
   param,
+  placeholdersFor,
   prepared,
   preparedWith,
 } from "./client";
 import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
-import { assignee, type Placement, placesLeft, roomFor } from "./occupancy";
+import { assignee, type Census, crewFits, crewsLeft, type Placement, placesLeft, roomFor } from "./occupancy";
 
 export type { Placement };
 
@@ -96,10 +97,7 @@ export type Booked = { written: Written } | { written?: undefined; hold?: HoldRo
 export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked> {
   const { org, placement, open = true, incident, now, holdId, held } = request;
   const { plan, slot } = placement;
-  const census = { org, now };
   const id = newId("inc", now);
-  const accountOf = sql`(SELECT CASE WHEN count(*) = 1 THEN min(${accounts.id}) END FROM ${accounts}
-    WHERE ${and(eq(accounts.orgId, org.id), eq(accounts.nameLower, incident.clientName.toLowerCase()))})`;
   const row = inColumnOrder(incidents, {
     ...incident,
     id,
@@ -113,18 +111,33 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
     createdAt: now,
     updatedAt: now,
   });
+  const view = JSON.stringify(incidentView(row, org.schedule.timeZone));
+  const nameLower = incident.clientName.toLowerCase();
+  if (placement.candidates === null && open && holdId === undefined) {
+    // Crew mode without a hold, prepared: its values bound by name.
+    const values = { ...row, nameLower, capacity: org.schedule.capacity, now, view };
+    const { applied, written } = await commitWrite(db, {
+      orgId: org.id,
+      now,
+      held,
+      row: { table: incidents, id },
+      statements: { inserted: crewBooking.insert(db, values) },
+      event: { type: "incident.created", data: crewBooking.view },
+      body: crewBooking.remaining,
+      values,
+    });
+    return applied ? { written } : {};
+  }
+  const census = { org, now };
   const assigned = placement.candidates === null ? null : assignee(census, placement);
   const room = open ? roomFor(census, placement, assigned) : sql`0`;
   const hold = holdId === undefined ? undefined : claimOfHold(db, org, holdId, placement, now);
   const condition = hold ? sql`(${hold.matches} OR (${hold.lapsed} AND ${room}))` : room;
   const technician = hold ? sql`CASE WHEN ${hold.matches} THEN ${hold.technician} ELSE ${assigned} END` : assigned;
-  const insert = insertWhere(db, incidents, { ...row, accountId: accountOf, technicianId: technician }, condition);
-
-  const stored = (column: typeof incidents.accountId | typeof incidents.technicianId) =>
-    sql`(SELECT ${column} FROM ${incidents} WHERE ${eq(incidents.id, id)})`;
-  const view = sql`json_set(${JSON.stringify(incidentView(row, org.schedule.timeZone))},
-    '$.accountId', ${stored(incidents.accountId)}, '$.technicianId', ${stored(incidents.technicianId)})`;
-  const remaining = sql`json_set(${view}, '$.appointment.remaining', ${placesLeft(census, placement)})`;
+  const accountId = accountNamed(org.id, nameLower);
+  const insert = insertWhere(db, incidents, { ...row, accountId, technicianId: technician }, condition);
+  const booked = viewAsBooked(view, id);
+  const remaining = withRemaining(booked, placesLeft(census, placement));
   // The event's data is the incident resource, which has no `remaining`.
   const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
@@ -132,11 +145,54 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
     held,
     row: { table: incidents, id },
     statements: hold ? { hold: hold.read, inserted: insert, used: hold.use(id) } : { inserted: insert },
-    event: { type: "incident.created", data: view },
+    event: { type: "incident.created", data: booked },
     body: hold ? sql`json_set(${remaining}, '$.holdExpired', ${hold.expired(id)})` : remaining,
   });
   return applied ? { written } : { hold: (results as { hold?: HoldRow[] }).hold?.[0] };
 }
+
+type Bound = string | Placeholder;
+
+/** The one account of the org with this name (lower-cased), else NULL, in SQL. */
+const accountNamed = (orgId: Bound, nameLower: Bound) =>
+  sql`(SELECT CASE WHEN count(*) = 1 THEN min(${accounts.id}) END FROM ${accounts}
+    WHERE ${and(eq(accounts.orgId, orgId), eq(accounts.nameLower, nameLower))})`;
+
+/** The incident's view (JSON text) with what only the batch knows set from the stored row: its account and technician. */
+function viewAsBooked(view: Bound, id: Bound) {
+  const stored = (column: typeof incidents.accountId | typeof incidents.technicianId) =>
+    sql`(SELECT ${column} FROM ${incidents} WHERE ${eq(incidents.id, id)})`;
+  return sql`json_set(${view}, '$.accountId', ${stored(incidents.accountId)}, '$.technicianId', ${stored(incidents.technicianId)})`;
+}
+
+const withRemaining = (view: SQL, left: SQL) => sql`json_set(${view}, '$.appointment.remaining', ${left})`;
+
+/**
+ * Crew mode's booking without a hold (every org without technicians), built
+ * once over placeholders: the row's columns by name, with `nameLower` (the
+ * account's), `capacity`, `now` and `view` (the incident's JSON). The same
+ * statement, view and answer as bookSlot's other path builds per request.
+ */
+const crewBooking = (() => {
+  const census = {
+    org: { id: param("orgId"), schedule: { capacity: param("capacity") } },
+    now: param("now"),
+  } as unknown as Census;
+  const span = { start: param("startsAt"), end: param("occupiedUntil") };
+  const view = viewAsBooked(param("view"), param("id"));
+  return {
+    insert: prepared((db) =>
+      insertWhere(
+        db,
+        incidents,
+        { ...placeholdersFor(incidents), accountId: accountNamed(param("orgId"), param("nameLower")) },
+        crewFits(census, span),
+      ),
+    ),
+    view,
+    remaining: withRemaining(view, crewsLeft(census, span)),
+  };
+})();
 
 const incidentById = prepared((db) =>
   db

@@ -140,7 +140,7 @@ export const spanOf = ({ plan, slot }: Placement): SlotTimes => ({
  * SQL. The count rises only where one starts, so it is counted at the span's
  * start and at each start inside it.
  */
-function peakIn(census: Census, span: SlotTimes): SQL {
+function peakIn(census: Census, span: Span): SQL {
   const inside = (table: Occupant) =>
     sql`SELECT ${table.startsAt} FROM ${table} WHERE ${holding(table, census, span)} AND ${table.startsAt} > ${span.start}`;
   const starts = sql`SELECT ${span.start} AS at UNION ${inside(incidents)} UNION ${inside(holds)}`;
@@ -150,9 +150,19 @@ function peakIn(census: Census, span: SlotTimes): SQL {
   return sql`(SELECT coalesce(max(${occupyingAt(incidents)} + ${occupyingAt(holds)}), 0) FROM (${starts}) AS p)`;
 }
 
-/** Crew mode: whether a visit of `placement` still fits, in SQL. */
-export const crewRoom = (census: Census, placement: Placement): SQL =>
-  sql`${peakIn(census, spanOf(placement))} < ${census.org.schedule.capacity}`;
+/** A span a visit occupies, in ms: times, or SQL placeholders (a prepared statement's). */
+export interface Span {
+  start: Bound;
+  end: Bound;
+}
+
+/** Crew mode: whether a visit occupying `span` still fits, in SQL (the org's longest span read in the statement). */
+export const crewFits = (census: Census, span: Span): SQL =>
+  sql`${peakIn({ ...census, fresh: true }, span)} < ${census.org.schedule.capacity}`;
+
+/** Crew mode: the crews left free for the whole of `span` once a visit occupying it is written, in SQL. */
+export const crewsLeft = (census: Census, span: Span): SQL =>
+  sql`max(0, ${census.org.schedule.capacity} - ${peakIn({ ...census, fresh: true, except: undefined }, span)})`;
 
 /**
  * One technician's visits and holds, by the (org, technician, start) indexes:
@@ -233,7 +243,7 @@ function techniciansWhere(org: Org, ids: string[], conditions: (SQL | undefined)
  * (assignee is that technician's id, or NULL).
  */
 export const roomFor = (census: Census, placement: Placement, technician: SQL | null): SQL =>
-  technician ? sql`${technician} IS NOT NULL` : crewRoom({ ...census, fresh: true }, placement);
+  technician ? sql`${technician} IS NOT NULL` : crewFits(census, spanOf(placement));
 
 /**
  * The places left for the visit once written, in SQL: crews free for its
@@ -242,8 +252,8 @@ export const roomFor = (census: Census, placement: Placement, technician: SQL | 
 export function placesLeft(census: Census, placement: Placement): SQL {
   const { org } = census;
   const span = spanOf(placement);
+  if (placement.candidates === null) return crewsLeft(census, span);
   const fresh = { ...census, fresh: true, except: undefined };
-  if (placement.candidates === null) return sql`max(0, ${org.schedule.capacity} - ${peakIn(fresh, span)})`;
   const ids = placement.candidates.map((t) => t.id);
   return sql`(SELECT count(*) FROM (${techniciansWhere(org, ids, [sql`NOT ${busy(fresh, span)}`])}))`;
 }

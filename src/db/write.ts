@@ -2,14 +2,16 @@
 // answer for the request's Idempotency-Key, committed together in one batch
 // (one round trip) or not at all. Each write names its statements; the
 // results come back by those names, never by position.
-import { and, eq, type SQL, sql } from "drizzle-orm";
+import { and, eq, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { EventType, WritableTable } from "../../drizzle/schema";
-import type { Db } from "./client";
+import { type Db, param, prepared, preparedPer } from "./client";
 import { recordEvent } from "./events";
 import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 
 type Statements = Record<string, BatchItem<"sqlite">>;
+type Values = Record<string, unknown>;
+type Bound = string | Placeholder;
 
 export interface Write<S extends Statements> {
   orgId: string;
@@ -24,6 +26,14 @@ export interface Write<S extends Statements> {
   event?: { type: EventType; data: string | SQL; previous?: object | SQL };
   /** The 200 JSON answer: text, or SQL when only the batch knows some of it. */
   body: string | SQL;
+  /**
+   * The values of the placeholders in the event's data and the body, when
+   * those are templates (SQL built once over placeholders, a module's
+   * constants): the statements that carry them are then prepared once per
+   * template (the row's id and org are bound as `rowId` and `orgId`). For a
+   * create only: a row with no `state` to check.
+   */
+  values?: Values;
 }
 
 export interface Committed<S extends Statements> {
@@ -41,9 +51,10 @@ export interface Committed<S extends Statements> {
  * from a read of the row when nothing records it.
  */
 export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
-  const { orgId, now, held, row, statements, event, body } = write;
+  const { orgId, now, held, row, statements, event, body, values } = write;
+  if (values && row.state) throw new Error("commitWrite: templates are for creates, with no state to check");
   const withEvent =
-    event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event });
+    event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event, values });
   // Without an event, a read of the row in its state tells whether the change applied.
   const check = withEvent
     ? [withEvent.insert, withEvent.endpoints]
@@ -54,10 +65,10 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
           .where(and(eq(row.table.orgId, orgId), eq(row.table.id, row.id), row.state)),
       ];
   const answer = held
-    ? recordWithWrite(db, { held, table: row.table, id: row.id, body, state: row.state })
+    ? recordWithWrite(db, { held, table: row.table, id: row.id, body, state: row.state }, values)
     : typeof body === "string"
       ? undefined
-      : bodyOf(db, orgId, row, body);
+      : bodyOf(db, orgId, row, body, values);
   const names = Object.keys(statements);
   const results = (await writeBatch(db, held, [...Object.values(statements), ...check, ...(answer ? [answer] : [])] as [
     BatchItem<"sqlite">,
@@ -70,8 +81,10 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
   const [answered] = (answer ? results[names.length + check.length] : []) as { body: string | null }[];
   let text = typeof body === "string" ? body : answered?.body;
   // Applied but not recorded: the claim was an earlier batch's and had lapsed (taken over after 60 s).
-  if (applied && text == null && typeof body !== "string")
-    [{ body: text } = { body: "" }] = await bodyOf(db, orgId, row, body);
+  if (applied && text == null && typeof body !== "string") {
+    const [read] = (await db.batch([bodyOf(db, orgId, row, body, values)])) as { body: string }[][];
+    text = read?.[0]?.body ?? "";
+  }
   return {
     applied,
     results: Object.fromEntries(names.map((name, i) => [name, results[i]])) as Committed<S>["results"],
@@ -83,8 +96,20 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
   };
 }
 
-const bodyOf = (db: Db, orgId: string, { table, id }: Write<Statements>["row"], body: SQL) =>
+const readBody = (db: Db, table: WritableTable, orgId: Bound, id: Bound, body: SQL) =>
   db
     .select({ body: sql<string>`${body}` })
     .from(table)
     .where(and(eq(table.orgId, orgId), eq(table.id, id)));
+
+/** readBody of a template, prepared: the row's org and id bound as `orgId` and `rowId`. */
+const preparedBody = preparedPer((body, table: WritableTable) =>
+  prepared((templates) => readBody(templates, table, param("orgId"), param("rowId"), body)),
+);
+
+/** The read of the answer computed in SQL: prepared once per template when `values` bind it. */
+function bodyOf(db: Db, orgId: string, { table, id }: Write<Statements>["row"], body: SQL, values?: Values) {
+  if (!values) return readBody(db, table, orgId, id, body);
+  const read = preparedBody(body, table);
+  return read(db, { ...values, orgId, rowId: id });
+}
