@@ -101,8 +101,12 @@ interface Case {
   next?: () => { path: string; body: unknown };
   /** Served by the floor worker instead of the API. */
   floor?: boolean;
-  /** A page of 50 rows: also compared with the page floor (a read of 51 contacts, no code of the API's). */
-  page?: boolean;
+  /**
+   * The floor of the case's shape, which it is also compared with: what the
+   * contract asks of it done with no code of the API's (a page reads 51 rows,
+   * a create records its event).
+   */
+  shaped?: Case;
   /** Which floor a case is compared with: the logged read floor or the write floor. */
   kind: Kind;
 }
@@ -129,6 +133,7 @@ const PAGE_FLOOR: Case = {
   path: "/page",
   floor: true,
 };
+const OUTBOX_FLOOR: Case = { ...FLOORS.write, name: "floor: a write and its event, logged", path: "/write-event" };
 
 /** The cases the summary lines hold to 0.9 × the floor's CPU per request. */
 const TARGETS: Record<Kind, string[]> = {
@@ -508,8 +513,8 @@ function commitOf(): string {
 interface Pair {
   cpu: number;
   floorCpu: number;
-  /** A page's: the page floor's CPU per request, run just before the read floor. */
-  pageFloorCpu?: number;
+  /** With a floor of its shape (a page, a create): that floor's CPU per request, run just before its kind's floor. */
+  shapedFloorCpu?: number;
   /** The floor's CPU per request ÷ the case's: 1 = as cheap as the floor, higher is cheaper. */
   ratio: number;
   reqPerSec: number;
@@ -518,8 +523,8 @@ type Entry = Figures & {
   kind: Kind;
   floorCpuMsPerRequest: number;
   cpuVsFloor: number;
-  /** A page's median of the page floor's CPU per request ÷ its own. */
-  cpuVsPageFloor?: number;
+  /** With a floor of its shape: the median of that floor's CPU per request ÷ its own. */
+  cpuVsShapedFloor?: number;
   pairs: Pair[];
 };
 
@@ -587,6 +592,7 @@ async function main() {
       {
         name: "POST /leads",
         kind: "write",
+        shaped: OUTBOX_FLOOR,
         org: heavy,
         path: "/api/v1/leads",
         body: () => ({ firstName: "Bench", lastName: "Lead", email: "lead@example.com" }),
@@ -594,11 +600,18 @@ async function main() {
       {
         name: "POST /contacts",
         kind: "write",
+        shaped: OUTBOX_FLOOR,
         org: heavy,
         path: "/api/v1/contacts",
         body: () => ({ firstName: "Bench", lastName: "Contact", accountId: heavy.accountId }),
       },
-      { name: "GET /contacts page 1", kind: "read", org: heavy, path: `/api/v1/contacts?limit=${PAGE}`, page: true },
+      {
+        name: "GET /contacts page 1",
+        kind: "read",
+        org: heavy,
+        path: `/api/v1/contacts?limit=${PAGE}`,
+        shaped: PAGE_FLOOR,
+      },
       {
         name: deepContactsName,
         kind: "read",
@@ -620,7 +633,13 @@ async function main() {
         body: () => ({ phone: seeded.caller }),
       },
       { name: "GET /incidents/{id}", kind: "read", org: heavy, path: `/api/v1/incidents/${seeded.moves[0]!.id}` },
-      { name: "GET /incidents page 1", kind: "read", org: heavy, path: `/api/v1/incidents?limit=${PAGE}`, page: true },
+      {
+        name: "GET /incidents page 1",
+        kind: "read",
+        org: heavy,
+        path: `/api/v1/incidents?limit=${PAGE}`,
+        shaped: PAGE_FLOOR,
+      },
       {
         name: deepIncidentsName,
         kind: "read",
@@ -671,6 +690,7 @@ async function main() {
       {
         name: "create-incident, 20k bookings",
         kind: "write",
+        shaped: OUTBOX_FLOOR,
         org: heavy,
         path: "/api/v1/ai-agent/create-incident",
         body: () => ({
@@ -702,7 +722,7 @@ async function main() {
       floorRuns.set(c.name, [...(floorRuns.get(c.name) ?? []), figures]);
       return figures;
     };
-    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write, PAGE_FLOOR];
+    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write, PAGE_FLOOR, OUTBOX_FLOOR];
     // The floor rows: one run each, for their req/s and latency.
     const floorRows = new Map<string, Figures>();
     for (const c of floorCases) floorRows.set(c.name, await runFloor(c));
@@ -714,14 +734,14 @@ async function main() {
       const pairs: Pair[] = [];
       const runs: Figures[] = [];
       for (let i = 0; i < PAIRS; i++) {
-        const page = c.page ? await runFloor(PAGE_FLOOR) : undefined;
+        const shaped = c.shaped && (await runFloor(c.shaped));
         const before = await runFloor(FLOORS[c.kind]);
         const run = await measure(server, c);
         runs.push(run);
         pairs.push({
           cpu: run.cpuMsPerRequest,
           floorCpu: before.cpuMsPerRequest,
-          ...(page ? { pageFloorCpu: page.cpuMsPerRequest } : {}),
+          ...(shaped ? { shapedFloorCpu: shaped.cpuMsPerRequest } : {}),
           ratio: round(before.cpuMsPerRequest / run.cpuMsPerRequest, 3),
           reqPerSec: run.reqPerSec,
         });
@@ -738,7 +758,7 @@ async function main() {
         cpuMsPerRequest: round(median(pairs.map((p) => p.cpu)), 3),
         floorCpuMsPerRequest: round(median(pairs.map((p) => p.floorCpu)), 3),
         cpuVsFloor: round(median(pairs.map((p) => p.ratio))),
-        ...(c.page ? { cpuVsPageFloor: round(median(pairs.map((p) => p.pageFloorCpu! / p.cpu))) } : {}),
+        ...(c.shaped ? { cpuVsShapedFloor: round(median(pairs.map((p) => p.shapedFloorCpu! / p.cpu))) } : {}),
         pairs,
       };
     }
@@ -803,11 +823,21 @@ async function main() {
         `${kind}s at ≥ ${TARGET_RATIO} CPU × floor: ${listed(true)}; below ${TARGET_RATIO}: ${listed(false)}`,
       );
     }
-    const pages = Object.entries(results).filter(([, r]) => r.cpuVsPageFloor !== undefined);
-    if (pages.length > 0)
-      console.log(
-        `pages against the page floor (one read of 51 contacts and the log line, run before each pair; median of the pairs): ${pages.map(([name, r]) => `${name} ${r.cpuVsPageFloor}`).join(", ")}; the page floor's own CPU × read floor: ${results[PAGE_FLOOR.name]?.cpuVsFloor}`,
-      );
+    for (const [floor, what] of [
+      [PAGE_FLOOR, "pages against the page floor (one read of 51 contacts and the log line"],
+      [
+        OUTBOX_FLOOR,
+        "creates against the outbox floor (the write floor's INSERT, its event and the read of its subscribers in one batch, and the log line",
+      ],
+    ] as const) {
+      const held = measured
+        .filter((c) => c.shaped === floor)
+        .map((c) => `${c.name} ${results[c.name]!.cpuVsShapedFloor}`);
+      if (held.length > 0)
+        console.log(
+          `${what}, run before each pair; median of the pairs): ${held.join(", ")}; the floor's own CPU × its kind's floor: ${results[floor.name]?.cpuVsFloor}`,
+        );
+    }
     // Where the CPU goes (workerd, wrangler's node, npx, esbuild), summed over every measured run.
     const byProcess = (s: DevServer) => {
       const byName = [...(cpuByProcess.get(s.processGroup!) ?? [])].sort((a, b) => b[1] - a[1]);

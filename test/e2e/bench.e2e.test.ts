@@ -34,8 +34,8 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
-    // 18 cases and 3 floor rows.
-    expect(Object.keys(figures.results)).toHaveLength(22);
+    // 18 cases and 5 floor rows.
+    expect(Object.keys(figures.results)).toHaveLength(23);
     expect(figures.pairs).toBe(1);
     expect(figures.commit).toMatch(/^[0-9a-f]+(-dirty)?$/);
     expect(figures.coldStart.api.startup.median).toBeGreaterThan(0);
@@ -60,6 +60,7 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     }
     expect(results.filter(([, r]) => r.kind === "write").map(([name]) => name)).toEqual([
       "floor: one D1 write, logged",
+      "floor: a write and its event, logged",
       "POST /leads",
       "POST /contacts",
       "create-incident, 20k bookings",
@@ -70,9 +71,16 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(figures.ratios.heavyVsEmptyAvailabilityP50).toBeGreaterThan(0);
     expect(figures.ratios.deepIncidentsVsPage1P50).toBeGreaterThan(0);
     expect(result.stdout).toContain("CPU × floor");
-    // The two pages are also held against the page floor.
-    for (const page of ["GET /contacts page 1", "GET /incidents page 1"])
-      expect(figures.results[page].cpuVsPageFloor, page).toBeGreaterThan(0);
+    // The two pages are also held against the page floor, the three creates against the outbox floor.
+    for (const shaped of [
+      "GET /contacts page 1",
+      "GET /incidents page 1",
+      "POST /leads",
+      "POST /contacts",
+      "create-incident, 20k bookings",
+    ])
+      expect(figures.results[shaped].cpuVsShapedFloor, shaped).toBeGreaterThan(0);
+    expect(result.stdout).toContain("creates against the outbox floor");
     expect(result.stdout).toContain("× /health"); // the RECORDED comparison
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -9,8 +9,14 @@
 // - the page floor (`/page`): one indexed read of 51 contacts (a page of 50
 //   and the one that says more follow), answered as they come, and the log
 //   line: what a page costs before any code of the API's (the pages are
-//   also printed against it).
-// The tables (accounts with one row, leads) are created by the bench.
+//   also printed against it);
+// - the outbox floor (POST `/write-event`): the write floor's INSERT with the
+//   event every create must record in the same batch (docs/webhooks.md,
+//   "Events": the event row and the read of the endpoints subscribed to it),
+//   and the log line: what a create costs before any code of the API's (the
+//   creates are also printed against it).
+// The tables (accounts with one row, leads, contacts, events, endpoints) are
+// created by start.ts.
 interface Env {
   DB: D1Database;
 }
@@ -44,6 +50,29 @@ export default {
       )
         .bind("org_floor", id, lead.firstName ?? null, lead.lastName ?? null, lead.email ?? null, started)
         .run();
+      logLine(request.method, pathname, started);
+      return Response.json({ id });
+    }
+    if (pathname === "/write-event") {
+      const lead = (await request.json()) as { firstName?: string; lastName?: string; email?: string };
+      const id = crypto.randomUUID();
+      const event = crypto.randomUUID();
+      const data = {
+        id,
+        firstName: lead.firstName ?? null,
+        lastName: lead.lastName ?? null,
+        email: lead.email ?? null,
+      };
+      const body = { id: event, type: "lead.created", timestamp: new Date(started).toISOString(), data };
+      await env.DB.batch([
+        env.DB.prepare(
+          "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        ).bind("org_floor", id, data.firstName, data.lastName, data.email, started),
+        env.DB.prepare(
+          "INSERT INTO events (id, org_id, type, created_at, body, enqueued_at) VALUES (?1, ?2, 'lead.created', ?3, ?4, ?3)",
+        ).bind(event, "org_floor", started, JSON.stringify(body)),
+        env.DB.prepare("SELECT id FROM webhook_endpoints WHERE org_id = ?1 AND status = 'enabled'").bind("org_floor"),
+      ]);
       logLine(request.method, pathname, started);
       return Response.json({ id });
     }

@@ -18,12 +18,24 @@ INSERT INTO contacts (id, org_id, first_name, last_name, email, email_lower, mob
     'contact' || i || '@example.com', '(917) 200-' || printf('%04d', i), '+1917200' || printf('%04d', i),
     'acct_01floor0000000000000000', 1764000000000 + i * 1000, 1764000000000 + i * 1000 FROM n;`;
 
-/** The floor worker under its own `wrangler dev`, with the one account it reads, the table its writes fill and the contacts it pages. */
+// The outbox floor's events and endpoints: the API's tables and indexes (migrations/0006), no endpoint.
+const OUTBOX = `CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, id TEXT NOT NULL, org_id TEXT NOT NULL,
+  type TEXT NOT NULL, created_at INTEGER NOT NULL, body TEXT NOT NULL, enqueued_at INTEGER);
+CREATE UNIQUE INDEX events_id ON events (id);
+CREATE INDEX events_org_seq ON events (org_id, seq);
+CREATE INDEX events_org_type_seq ON events (org_id, type, seq);
+CREATE INDEX events_created ON events (created_at);
+CREATE INDEX events_unenqueued ON events (created_at) WHERE enqueued_at IS NULL;
+CREATE TABLE webhook_endpoints (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, url TEXT NOT NULL, events TEXT NOT NULL,
+  status TEXT DEFAULT 'enabled' NOT NULL, created_at INTEGER NOT NULL, disabled_at INTEGER);
+CREATE INDEX webhook_endpoints_org ON webhook_endpoints (org_id, created_at);`;
+
+/** The floor worker under its own `wrangler dev`, with the one account it reads, the tables its writes fill and the contacts it pages. */
 export async function startFloor(dir: string): Promise<DevServer> {
   const config = path.join(FLOOR_DIR, "wrangler.toml");
   await d1Execute(
     dir,
-    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS}`,
+    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS} ${OUTBOX}`,
     config,
   );
   return DevServer.start(dir, await freePort(), ["--config", config]);
