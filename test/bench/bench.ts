@@ -2,18 +2,20 @@
 // benchmark, not a test. Seeds a fresh local state folder (one org with
 // 100,000 contacts and 20,000 bookings over a year, one empty org), starts
 // `wrangler dev` on 127.0.0.1 with quiet logging, and measures every endpoint
-// and /health with autocannon for N seconds a run (default 4; the default run
-// takes about 10 minutes on a 2-core machine).
+// and /health with autocannon for N seconds a run (default 1.5; the default
+// run takes about 15 minutes on a 2-core machine).
 // What Workers bills, and what the figures compare, is CPU per request: the
 // CPU time (utime + stime in /proc) of every process of the server's process
 // group (npx, wrangler, workerd) over the run, divided by the responses
-// counted. Each case is a read or a write, and runs --pairs times (default 3)
+// counted. Each case is a read or a write, and runs --pairs times (default 10)
 // right after its floor (test/bench/floor, under its own `wrangler dev`): a
 // read after the logged read floor (one indexed D1 read and one log line, as
 // the API logs one a request), a write after the write floor (one INSERT and
-// the log line). The machine's speed drifts over minutes, so each pair's
+// the log line). The machine's speed drifts within seconds, so each pair's
 // ratio (floor CPU/request ÷ the case's; 1 = as cheap as the floor) is taken
-// within the pair, and the table shows the median of the pairs, with req/s,
+// within the pair, and the table shows the median of the pairs (10 pairs of
+// 1.5 s runs gave the same ratio to ±0.02 run after run, where 3 pairs of 4 s
+// varied by ±0.05), with req/s, with req/s,
 // p50 and p99 (medians of the case's runs). Then three p50 ratios: a contacts
 // page 90,000 rows deep and an incidents page about 19,800 deep against their
 // page 1, and availability of the 20,000-booking org against the empty one.
@@ -22,7 +24,7 @@
 // also sends to the delivery queue, and the consumer delivers beside the
 // load), and their ratio; and delivery to a local receiver (node:http on 127.0.0.1, every
 // signature verified with `standardwebhooks`): --deliveries N writes (default
-// 30 per second of --seconds, at most 300), then events/s and p50/p99 from
+// 120), then events/s and p50/p99 from
 // each event's timestamp (its commit) to its receipt. The write cases are also
 // printed against the figures recorded before events existed (RECORDED below).
 // First the cold start and size: startup CPU (`wrangler check startup`, median
@@ -52,8 +54,8 @@ import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
 
 const { values: options } = parseArgs({
   options: {
-    seconds: { type: "string", default: "4" },
-    pairs: { type: "string", default: "3" },
+    seconds: { type: "string", default: "1.5" },
+    pairs: { type: "string", default: "10" },
     only: { type: "string" },
     connections: { type: "string", default: "10" },
     contacts: { type: "string", default: "100000" },
@@ -73,7 +75,7 @@ const selected = (name: string) => ONLY === undefined || ONLY.test(name);
 const CONNECTIONS = Number(options.connections);
 const DEPTH = Number(options.depth);
 const PAGE = 50;
-const DELIVERIES = options.deliveries ? Number(options.deliveries) : Math.min(300, 30 * SECONDS);
+const DELIVERIES = Number(options.deliveries ?? 120);
 /** How long deliveries may take to arrive before the run gives up on them (a bound, not a measurement). */
 const DELIVERY_WAIT_MS = 60_000;
 

@@ -27,6 +27,8 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
       "1",
       "--pairs",
       "1",
+      "--deliveries",
+      "30",
       "--out",
       out,
     ];
