@@ -19,7 +19,18 @@ import {
 } from "./client";
 import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
-import { assignee, type Census, crewFits, crewsLeft, type Placement, placesLeft, roomFor } from "./occupancy";
+import {
+  assignee,
+  assigneeOf,
+  assignmentOf,
+  type Census,
+  crewFits,
+  crewsLeft,
+  type Placement,
+  placesLeft,
+  roomFor,
+  techniciansLeft,
+} from "./occupancy";
 
 export type { Placement };
 
@@ -113,17 +124,33 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
   });
   const view = JSON.stringify(incidentView(row, org.schedule.timeZone));
   const nameLower = incident.clientName.toLowerCase();
-  if (placement.candidates === null && open && holdId === undefined) {
-    // Crew mode without a hold, prepared: its values bound by name.
-    const values = { ...row, nameLower, capacity: org.schedule.capacity, now, view };
+  if (open && holdId === undefined) {
+    // Without a hold, prepared: the template of the org's mode, its values bound by name.
+    const assignment = placement.candidates === null ? undefined : assignmentOf(placement);
+    const template = bookingTemplates()[assignment ? (assignment.postalCode === null ? "anywhere" : "at") : "crew"];
+    const values = {
+      ...row,
+      nameLower,
+      capacity: org.schedule.capacity,
+      now,
+      view,
+      ...(assignment && {
+        candidates: assignment.candidates,
+        skills: assignment.skills,
+        servedPostalCode: assignment.postalCode,
+        date: assignment.date,
+        dayStart: assignment.dayStart,
+        dayEnd: assignment.dayEnd,
+      }),
+    };
     const { applied, written } = await commitWrite(db, {
       orgId: org.id,
       now,
       held,
       row: { table: incidents, id },
-      statements: { inserted: crewBooking.insert(db, values) },
-      event: { type: "incident.created", data: crewBooking.view },
-      body: crewBooking.remaining,
+      statements: { inserted: template.insert(db, values) },
+      event: { type: "incident.created", data: template.view },
+      body: template.remaining,
       values,
     });
     return applied ? { written } : {};
@@ -168,31 +195,52 @@ function viewAsBooked(view: Bound, id: Bound) {
 const withRemaining = (view: SQL, left: SQL) => sql`json_set(${view}, '$.appointment.remaining', ${left})`;
 
 /**
- * Crew mode's booking without a hold (every org without technicians), built
- * once over placeholders: the row's columns by name, with `nameLower` (the
- * account's), `capacity`, `now` and `view` (the incident's JSON). The same
- * statement, view and answer as bookSlot's other path builds per request.
+ * A booking without a hold, built once over placeholders: the row's columns
+ * by name, with `nameLower` (the account's), `capacity`, `now` and `view`
+ * (the incident's JSON); in technician mode the assignment's values too
+ * (assignmentOf: `candidates`, `skills`, `servedPostalCode`, `date`,
+ * `dayStart`, `dayEnd`). The same statement, event and answer as bookSlot's
+ * other path builds per request. One per mode: crew; technicians anywhere;
+ * technicians at a postal code.
  */
-const crewBooking = (() => {
+function bookingTemplate(assignment: "crew" | "anywhere" | "at") {
   const census = {
     org: { id: param("orgId"), schedule: { capacity: param("capacity") } },
     now: param("now"),
   } as unknown as Census;
   const span = { start: param("startsAt"), end: param("occupiedUntil") };
+  const technician =
+    assignment === "crew"
+      ? undefined
+      : assigneeOf(census, {
+          candidates: param("candidates"),
+          skills: param("skills"),
+          postalCode: assignment === "at" ? param("servedPostalCode") : null,
+          date: param("date"),
+          dayStart: param("dayStart"),
+          dayEnd: param("dayEnd"),
+          span,
+        });
+  const row = { ...placeholdersFor(incidents), accountId: accountNamed(param("orgId"), param("nameLower")) };
   const view = viewAsBooked(param("view"), param("id"));
   return {
     insert: prepared((db) =>
-      insertWhere(
-        db,
-        incidents,
-        { ...placeholdersFor(incidents), accountId: accountNamed(param("orgId"), param("nameLower")) },
-        crewFits(census, span),
-      ),
+      technician
+        ? insertWhere(db, incidents, { ...row, technicianId: technician }, sql`${technician} IS NOT NULL`)
+        : insertWhere(db, incidents, row, crewFits(census, span)),
     ),
     view,
-    remaining: withRemaining(view, crewsLeft(census, span)),
+    remaining: withRemaining(
+      view,
+      technician ? techniciansLeft(census, param("candidates"), span) : crewsLeft(census, span),
+    ),
   };
-})();
+}
+
+let templates: Record<"crew" | "anywhere" | "at", ReturnType<typeof bookingTemplate>> | undefined;
+/** The three booking templates, made on the first booking (not at startup). */
+const bookingTemplates = () =>
+  (templates ??= { crew: bookingTemplate("crew"), anywhere: bookingTemplate("anywhere"), at: bookingTemplate("at") });
 
 const incidentById = prepared((db) =>
   db

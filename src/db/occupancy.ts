@@ -37,6 +37,7 @@ const longestSpan = ({ org, fresh }: Census): SQL | number =>
   fresh ? sql`((SELECT ${orgs.maxSlotMinutes} FROM ${orgs} WHERE ${eq(orgs.id, org.id)}) * 60000)` : org.maxBookingMs;
 
 type Bound = number | SQL | Placeholder;
+type Text = string | Placeholder;
 
 /**
  * The rows of `table` occupying some instant of [start, end): those whose
@@ -174,7 +175,7 @@ const ofTechnician = (table: Occupant) =>
     : sql`${holds} INDEXED BY holds_org_technician_starts`;
 
 /** Whether the technician of the outer row (technicians.id) has a visit or a hold occupying some instant of `span`. */
-function busy(census: Census, span: SlotTimes): SQL {
+function busy(census: Census, span: Span): SQL {
   const of = (table: Occupant) =>
     sql`EXISTS (SELECT 1 FROM ${ofTechnician(table)} WHERE ${and(
       eq(table.technicianId, technicians.id),
@@ -184,36 +185,67 @@ function busy(census: Census, span: SlotTimes): SQL {
 }
 
 /**
+ * What a technician's assignment reads, computed per request from the
+ * placement (assignmentOf): times and JSON text, or SQL placeholders (a
+ * prepared statement's).
+ */
+export interface Assignment {
+  /** The candidates' ids, a JSON array. */
+  candidates: Text;
+  /** The skills the visit needs, a JSON array. */
+  skills: Text;
+  /** The place's postal code (normalised), or null when none was given. */
+  postalCode: Text | null;
+  /** The visit's local date (YYYY-MM-DD), and the instants its day starts and ends. */
+  date: Text;
+  dayStart: Bound;
+  dayEnd: Bound;
+  span: Span;
+}
+
+export function assignmentOf(placement: Placement): Assignment {
+  const { plan, slot, candidates } = placement;
+  const date = localDateOf(slot.start, plan.schedule.timeZone);
+  return {
+    candidates: JSON.stringify((candidates ?? []).map((t) => t.id)),
+    skills: JSON.stringify(plan.visit.skills),
+    postalCode: plan.postalCode,
+    date: dateString(date),
+    dayStart: localToInstant(date, 0, plan.schedule.timeZone),
+    dayEnd: localToInstant(date + 1, 0, plan.schedule.timeZone),
+    span: spanOf(placement),
+  };
+}
+
+/**
  * Technician mode: the technician a visit is assigned, in SQL (NULL when
  * none): of the candidates, one still active, qualified, covering the place
  * and not off that day (the catalogue read may be seconds old), with no visit
  * or hold occupying the span; `keep` first, then the fewest visits starting
  * that local day, then by id.
  */
-export function assignee(census: Census, placement: Placement, keep?: string | null): SQL {
+export const assignee = (census: Census, placement: Placement, keep?: string | null): SQL =>
+  assigneeOf(census, assignmentOf(placement), keep);
+
+/** assignee, of an assignment's values. */
+export function assigneeOf(census: Census, assignment: Assignment, keep?: string | null): SQL {
   const { org, except } = census;
-  const { plan, slot, candidates } = placement;
-  const ids = (candidates ?? []).map((t) => t.id);
-  const date = localDateOf(slot.start, plan.schedule.timeZone);
-  const day = {
-    start: localToInstant(date, 0, plan.schedule.timeZone),
-    end: localToInstant(date + 1, 0, plan.schedule.timeZone),
-  };
+  const { postalCode, date, dayStart, dayEnd, span } = assignment;
   const own = and(
     eq(incidents.orgId, org.id),
     isScheduled,
     eq(incidents.technicianId, technicians.id),
     except === undefined ? undefined : ne(incidents.id, except),
   );
-  const load = sql`(SELECT count(*) FROM ${ofTechnician(incidents)} WHERE ${and(own, gte(incidents.startsAt, day.start), lt(incidents.startsAt, day.end))})`;
-  const skills = sql`NOT EXISTS (SELECT 1 FROM json_each(${JSON.stringify(plan.visit.skills)}) AS k WHERE k.value NOT IN (SELECT value FROM json_each(${technicians.skills})))`;
+  const load = sql`(SELECT count(*) FROM ${ofTechnician(incidents)} WHERE ${and(own, gte(incidents.startsAt, dayStart), lt(incidents.startsAt, dayEnd))})`;
+  const skills = sql`NOT EXISTS (SELECT 1 FROM json_each(${assignment.skills}) AS k WHERE k.value NOT IN (SELECT value FROM json_each(${technicians.skills})))`;
   const place =
-    plan.postalCode === null
+    postalCode === null
       ? undefined
-      : sql`(json_array_length(${technicians.postalCodes}) = 0 OR EXISTS (SELECT 1 FROM json_each(${technicians.postalCodes}) AS z WHERE substr(${plan.postalCode}, 1, length(z.value)) = z.value))`;
-  const dayOff = sql`EXISTS (SELECT 1 FROM json_each(${technicians.daysOff}) AS d WHERE d.value = ${dateString(date)})`;
-  const chosen = techniciansWhere(org, ids, [
-    sql`NOT ${busy({ ...census, fresh: true }, spanOf(placement))}`,
+      : sql`(json_array_length(${technicians.postalCodes}) = 0 OR EXISTS (SELECT 1 FROM json_each(${technicians.postalCodes}) AS z WHERE substr(${postalCode}, 1, length(z.value)) = z.value))`;
+  const dayOff = sql`EXISTS (SELECT 1 FROM json_each(${technicians.daysOff}) AS d WHERE d.value = ${date})`;
+  const chosen = techniciansWhere(org, assignment.candidates, [
+    sql`NOT ${busy({ ...census, fresh: true }, span)}`,
     skills,
     place,
     sql`NOT ${dayOff}`,
@@ -223,18 +255,24 @@ export function assignee(census: Census, placement: Placement, keep?: string | n
 }
 
 /**
- * The org's active technicians among `ids` meeting `conditions`. The ids go
- * as one JSON parameter: D1 binds at most 100 to a statement, and an org may
- * have more technicians than that.
+ * The org's active technicians among `candidates` (a JSON array of ids)
+ * meeting `conditions`. The ids go as one JSON parameter: D1 binds at most
+ * 100 to a statement, and an org may have more technicians than that.
  */
-function techniciansWhere(org: Org, ids: string[], conditions: (SQL | undefined)[]): SQL {
-  const listed = sql`${technicians.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+function techniciansWhere(org: Org, candidates: Text, conditions: (SQL | undefined)[]): SQL {
+  const listed = sql`${technicians.id} IN (SELECT value FROM json_each(${candidates}))`;
   return sql`SELECT ${technicians.id} FROM ${technicians} WHERE ${and(
     eq(technicians.orgId, org.id),
     eq(technicians.active, true),
     listed,
     ...conditions,
   )}`;
+}
+
+/** Technician mode: the candidates still free for the whole of `span` once a visit occupying it is written, in SQL. */
+export function techniciansLeft(census: Census, candidates: Text, span: Span): SQL {
+  const fresh = { ...census, fresh: true, except: undefined };
+  return sql`(SELECT count(*) FROM (${techniciansWhere(census.org, candidates, [sql`NOT ${busy(fresh, span)}`])}))`;
 }
 
 /**
@@ -250,10 +288,8 @@ export const roomFor = (census: Census, placement: Placement, technician: SQL | 
  * whole span, or candidates still free (create-incident's and hold-slot's `remaining`).
  */
 export function placesLeft(census: Census, placement: Placement): SQL {
-  const { org } = census;
+  const { candidates } = placement;
   const span = spanOf(placement);
-  if (placement.candidates === null) return crewsLeft(census, span);
-  const fresh = { ...census, fresh: true, except: undefined };
-  const ids = placement.candidates.map((t) => t.id);
-  return sql`(SELECT count(*) FROM (${techniciansWhere(org, ids, [sql`NOT ${busy(fresh, span)}`])}))`;
+  if (candidates === null) return crewsLeft(census, span);
+  return techniciansLeft(census, JSON.stringify(candidates.map((t) => t.id)), span);
 }

@@ -147,6 +147,16 @@ async function main() {
           body: body ? JSON.stringify(body) : undefined,
         });
     const lead = { firstName: "Bench", lastName: "Lead", email: "lead@example.com" };
+    // A start in the technician-mode org with two technicians free, for its booking (recorded twice).
+    const fleetVisit = { insectName: "Ants", postalCode: seeded.fleet.postalCode };
+    const offered = await app.fetch(
+      api("/api/v1/ai-agent/available-appointments", seeded.fleet, { ...fleetVisit, dateTime: tomorrow, limit: 50 })(),
+      env(d1),
+      ctx,
+    );
+    const { slots } = (await offered.json()) as { slots: { start: string; remaining: number }[] };
+    const fleetStart = slots.find((slot) => slot.remaining >= 2)?.start;
+    if (!fleetStart) throw new Error("no start with two technicians free in the technician-mode org");
     const cases: Case[] = [
       { name: "floor: one D1 read, logged", floor: true, request: () => new Request(`${base}/logged?id=acct_floor`) },
       {
@@ -185,6 +195,14 @@ async function main() {
           dateTime: new Date(seeded.moves[1]!.to).toISOString(),
           clientName: "Bench Client",
           insectName: "Ants",
+        }),
+      },
+      {
+        name: "create-incident, technicians",
+        request: api("/api/v1/ai-agent/create-incident", seeded.fleet, {
+          ...fleetVisit,
+          dateTime: fleetStart,
+          clientName: "Bench Client",
         }),
       },
     ].filter((c) => options.only === undefined || new RegExp(options.only).test(c.name));
