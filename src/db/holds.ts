@@ -1,14 +1,14 @@
 // Holds (docs/api.md, "Holding a slot"): a place kept for a caller while they
 // give their details. A hold is written, used and released by one statement
 // each; while live it occupies its place as a visit does (occupancy.ts).
-import { and, count, eq, gt, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, lt, lte, or, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { holds, incidents } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { slotView } from "../scheduling/slots";
-import { type Db, inColumnOrder, insertWhere } from "./client";
+import { type Db, inColumnOrder, insertWhere, param, placeholdersFor, prepared } from "./client";
 import type { HeldKey, Written } from "./idempotency";
-import { assignee, type Census, type Placement, placesLeft, roomFor } from "./occupancy";
+import { type PlaceMode, type Placement, placeTemplate, placeValues } from "./occupancy";
 import type { Org } from "./orgs";
 import { commitWrite } from "./write";
 
@@ -22,7 +22,6 @@ export const HOLD_KEPT_MS = 86_400_000;
 const MINUTE = 60_000;
 
 const ofOrg = (org: Org, id: string) => and(eq(holds.orgId, org.id), eq(holds.id, id));
-const liveOf = (org: Org, now: number) => and(eq(holds.orgId, org.id), gt(holds.expiresAt, now));
 
 export interface HoldRequest {
   org: Org;
@@ -43,9 +42,7 @@ export async function holdPlace(
   { org, placement, minutes, now, held }: HoldRequest,
 ): Promise<{ written: Written } | { written?: undefined; live: number }> {
   const { plan, slot } = placement;
-  const census: Census = { org, now };
   const id = newId("hold", now);
-  const technician = placement.candidates === null ? null : assignee(census, placement);
   const row = inColumnOrder(holds, {
     id,
     orgId: org.id,
@@ -60,36 +57,64 @@ export async function holdPlace(
     incidentId: null,
     createdAt: now,
   });
-  const underLimit = sql`(SELECT count(*) FROM ${holds} WHERE ${liveOf(org, now)}) < ${MAX_LIVE_HOLDS}`;
-  const insert = insertWhere(
-    db,
-    holds,
-    { ...row, technicianId: technician },
-    sql`${underLimit} AND ${roomFor(census, placement, technician)}`,
-  );
-  const live = db.select({ live: count() }).from(holds).where(liveOf(org, now));
   const view = {
     holdId: id,
     expiresAt: toIso(row.expiresAt),
     slot: slotView({ ...slot, remaining: 0 }, org.schedule.timeZone, plan.visit),
     technicianId: null,
   };
-  const body = sql`json_set(${JSON.stringify(view)}, '$.slot.remaining', ${placesLeft(census, placement)},
-    '$.technicianId', (SELECT ${holds.technicianId} FROM ${holds} WHERE ${eq(holds.id, id)}))`;
+  const place = placeValues({ org, now }, placement);
+  const template = holdTemplates()[place.mode];
+  const values = { ...row, ...place.values, view: JSON.stringify(view) };
   const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
     now,
     held,
     row: { table: holds, id },
-    statements: { inserted: insert, live },
-    body,
+    statements: { inserted: template.insert(db, values), live: liveCount(db, values) },
+    body: template.body,
+    values,
   });
-  return applied ? { written } : { live: results.live[0]?.live ?? 0 };
+  return applied ? { written } : { live: (results.live as unknown as { live: number }[])[0]?.live ?? 0 };
 }
+
+const liveOf = (orgId: string | Placeholder, now: number | Placeholder) =>
+  and(eq(holds.orgId, orgId), gt(holds.expiresAt, now));
+const liveCount = prepared((db) =>
+  db
+    .select({ live: count() })
+    .from(holds)
+    .where(liveOf(param("orgId"), param("now"))),
+);
+
+/**
+ * A hold, built once over placeholders: the row's columns by name and
+ * placeTemplate's values, with `view` (the answer's JSON). It is inserted
+ * only while the org has fewer than 100 live holds and the place has room
+ * (the booking's condition and assignment); the answer sets the places left
+ * and the technician the statement chose.
+ */
+function holdTemplate(mode: PlaceMode) {
+  const { technician, room, left } = placeTemplate(mode);
+  const underLimit = sql`(SELECT count(*) FROM ${holds} WHERE ${liveOf(param("orgId"), param("now"))}) < ${MAX_LIVE_HOLDS}`;
+  const row = placeholdersFor(holds);
+  const chosen = sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${eq(holds.id, param("id"))})`;
+  return {
+    insert: prepared((db) =>
+      insertWhere(db, holds, technician ? { ...row, technicianId: technician } : row, sql`${underLimit} AND ${room}`),
+    ),
+    body: sql`json_set(${param("view")}, '$.slot.remaining', ${left}, '$.technicianId', ${chosen})`,
+  };
+}
+
+let templates: Record<PlaceMode, ReturnType<typeof holdTemplate>> | undefined;
+/** The hold templates of the three modes, made on the first hold (not at startup). */
+const holdTemplates = () =>
+  (templates ??= { crew: holdTemplate("crew"), anywhere: holdTemplate("anywhere"), at: holdTemplate("at") });
 
 /** The org's live holds (for the limit's answer when no statement counted them). */
 export async function liveHolds(db: Db, org: Org, now: number): Promise<number> {
-  const [row] = await db.select({ live: count() }).from(holds).where(liveOf(org, now));
+  const [row] = await liveCount(db, { orgId: org.id, now }).all();
   return row?.live ?? 0;
 }
 

@@ -19,18 +19,7 @@ import {
 } from "./client";
 import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
-import {
-  assignee,
-  assigneeOf,
-  assignmentOf,
-  type Census,
-  crewFits,
-  crewsLeft,
-  type Placement,
-  placesLeft,
-  roomFor,
-  techniciansLeft,
-} from "./occupancy";
+import { assignee, type PlaceMode, type Placement, placesLeft, placeTemplate, placeValues, roomFor } from "./occupancy";
 
 export type { Placement };
 
@@ -126,23 +115,9 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
   const nameLower = incident.clientName.toLowerCase();
   if (open && holdId === undefined) {
     // Without a hold, prepared: the template of the org's mode, its values bound by name.
-    const assignment = placement.candidates === null ? undefined : assignmentOf(placement);
-    const template = bookingTemplates()[assignment ? (assignment.postalCode === null ? "anywhere" : "at") : "crew"];
-    const values = {
-      ...row,
-      nameLower,
-      capacity: org.schedule.capacity,
-      now,
-      view,
-      ...(assignment && {
-        candidates: assignment.candidates,
-        skills: assignment.skills,
-        servedPostalCode: assignment.postalCode,
-        date: assignment.date,
-        dayStart: assignment.dayStart,
-        dayEnd: assignment.dayEnd,
-      }),
-    };
+    const place = placeValues({ org, now }, placement);
+    const template = bookingTemplates()[place.mode];
+    const values = { ...row, ...place.values, nameLower, view };
     const { applied, written } = await commitWrite(db, {
       orgId: org.id,
       now,
@@ -196,49 +171,23 @@ const withRemaining = (view: SQL, left: SQL) => sql`json_set(${view}, '$.appoint
 
 /**
  * A booking without a hold, built once over placeholders: the row's columns
- * by name, with `nameLower` (the account's), `capacity`, `now` and `view`
- * (the incident's JSON); in technician mode the assignment's values too
- * (assignmentOf: `candidates`, `skills`, `servedPostalCode`, `date`,
- * `dayStart`, `dayEnd`). The same statement, event and answer as bookSlot's
- * other path builds per request. One per mode: crew; technicians anywhere;
- * technicians at a postal code.
+ * by name and placeTemplate's values, with `nameLower` (the account's) and
+ * `view` (the incident's JSON). The same statement, event and answer as
+ * bookSlot's other path builds per request.
  */
-function bookingTemplate(assignment: "crew" | "anywhere" | "at") {
-  const census = {
-    org: { id: param("orgId"), schedule: { capacity: param("capacity") } },
-    now: param("now"),
-  } as unknown as Census;
-  const span = { start: param("startsAt"), end: param("occupiedUntil") };
-  const technician =
-    assignment === "crew"
-      ? undefined
-      : assigneeOf(census, {
-          candidates: param("candidates"),
-          skills: param("skills"),
-          postalCode: assignment === "at" ? param("servedPostalCode") : null,
-          date: param("date"),
-          dayStart: param("dayStart"),
-          dayEnd: param("dayEnd"),
-          span,
-        });
+function bookingTemplate(mode: PlaceMode) {
+  const { technician, room, left } = placeTemplate(mode);
   const row = { ...placeholdersFor(incidents), accountId: accountNamed(param("orgId"), param("nameLower")) };
   const view = viewAsBooked(param("view"), param("id"));
   return {
-    insert: prepared((db) =>
-      technician
-        ? insertWhere(db, incidents, { ...row, technicianId: technician }, sql`${technician} IS NOT NULL`)
-        : insertWhere(db, incidents, row, crewFits(census, span)),
-    ),
+    insert: prepared((db) => insertWhere(db, incidents, technician ? { ...row, technicianId: technician } : row, room)),
     view,
-    remaining: withRemaining(
-      view,
-      technician ? techniciansLeft(census, param("candidates"), span) : crewsLeft(census, span),
-    ),
+    remaining: withRemaining(view, left),
   };
 }
 
-let templates: Record<"crew" | "anywhere" | "at", ReturnType<typeof bookingTemplate>> | undefined;
-/** The three booking templates, made on the first booking (not at startup). */
+let templates: Record<PlaceMode, ReturnType<typeof bookingTemplate>> | undefined;
+/** The booking templates of the three modes, made on the first booking (not at startup). */
 const bookingTemplates = () =>
   (templates ??= { crew: bookingTemplate("crew"), anywhere: bookingTemplate("anywhere"), at: bookingTemplate("at") });
 

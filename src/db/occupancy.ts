@@ -293,3 +293,50 @@ export function placesLeft(census: Census, placement: Placement): SQL {
   if (candidates === null) return crewsLeft(census, span);
   return techniciansLeft(census, JSON.stringify(candidates.map((t) => t.id)), span);
 }
+
+/** How a place is decided: by crews, by technicians anywhere, or by technicians covering a postal code. */
+export type PlaceMode = "crew" | "anywhere" | "at";
+
+/**
+ * The conditions on a place over placeholders, for a prepared statement's
+ * template: whether it has room, the technician assigned (technician
+ * modes), and the places left once written. Bound by name: `orgId`,
+ * `capacity`, `now`, the span as `startsAt` and `occupiedUntil` (the row's
+ * own columns), and in technician modes placeValues' assignment.
+ */
+export function placeTemplate(mode: PlaceMode) {
+  const census = {
+    org: { id: param("orgId"), schedule: { capacity: param("capacity") } },
+    now: param("now"),
+  } as unknown as Census;
+  const span = { start: param("startsAt"), end: param("occupiedUntil") };
+  const technician =
+    mode === "crew"
+      ? undefined
+      : assigneeOf(census, {
+          candidates: param("candidates"),
+          skills: param("skills"),
+          postalCode: mode === "at" ? param("servedPostalCode") : null,
+          date: param("date"),
+          dayStart: param("dayStart"),
+          dayEnd: param("dayEnd"),
+          span,
+        });
+  return {
+    census,
+    technician,
+    room: technician ? sql`${technician} IS NOT NULL` : crewFits(census, span),
+    left: technician ? techniciansLeft(census, param("candidates"), span) : crewsLeft(census, span),
+  };
+}
+
+/** The mode of `placement`, and the values its placeTemplate binds (beside the row's). */
+export function placeValues(census: Census, placement: Placement) {
+  const common = { orgId: census.org.id, capacity: census.org.schedule.capacity, now: census.now };
+  if (placement.candidates === null) return { mode: "crew" as PlaceMode, values: common };
+  const { candidates, skills, postalCode, date, dayStart, dayEnd } = assignmentOf(placement);
+  return {
+    mode: (postalCode === null ? "anywhere" : "at") as PlaceMode,
+    values: { ...common, candidates, skills, servedPostalCode: postalCode, date, dayStart, dayEnd },
+  };
+}

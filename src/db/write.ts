@@ -56,14 +56,7 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
   const withEvent =
     event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event, values });
   // Without an event, a read of the row in its state tells whether the change applied.
-  const check = withEvent
-    ? [withEvent.insert, withEvent.endpoints]
-    : [
-        db
-          .select({ id: row.table.id })
-          .from(row.table)
-          .where(and(eq(row.table.orgId, orgId), eq(row.table.id, row.id), row.state)),
-      ];
+  const check = withEvent ? [withEvent.insert, withEvent.endpoints] : [rowCheck(db, orgId, row)];
   const answer = held
     ? recordWithWrite(db, { held, table: row.table, id: row.id, body, state: row.state }, values)
     : typeof body === "string"
@@ -94,6 +87,24 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
       event: withEvent?.recorded(results[names.length + 1] as { id: string }[]),
     },
   };
+}
+
+const readRow = (db: Db, table: WritableTable, orgId: Bound, id: Bound, state?: SQL) =>
+  db
+    .select({ id: table.id })
+    .from(table)
+    .where(and(eq(table.orgId, orgId), eq(table.id, id), state));
+
+/** The read of the row in its state; of a row with no state to check, prepared once per table. */
+const rowChecks = new Map<WritableTable, ReturnType<typeof prepared>>();
+function rowCheck(db: Db, orgId: string, { table, id, state }: Write<Statements>["row"]) {
+  if (state) return readRow(db, table, orgId, id, state);
+  let check = rowChecks.get(table);
+  if (!check) {
+    check = prepared((templates) => readRow(templates, table, param("orgId"), param("rowId")));
+    rowChecks.set(table, check);
+  }
+  return check(db, { orgId, rowId: id });
 }
 
 const readBody = (db: Db, table: WritableTable, orgId: Bound, id: Bound, body: SQL) =>
