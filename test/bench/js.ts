@@ -147,16 +147,18 @@ async function main() {
           body: body ? JSON.stringify(body) : undefined,
         });
     const lead = { firstName: "Bench", lastName: "Lead", email: "lead@example.com" };
-    // A start in the technician-mode org with two technicians free, for its booking (recorded twice).
+    // One record for all cases: a key verified while recording one case is verified again, on replay, in another.
+    const record = new Map<string, Answer>();
+    // A start in the technician-mode org with technicians free for its booking and its hold (each recorded twice).
     const fleetVisit = { insectName: "Ants", postalCode: seeded.fleet.postalCode };
     const offered = await app.fetch(
       api("/api/v1/ai-agent/available-appointments", seeded.fleet, { ...fleetVisit, dateTime: tomorrow, limit: 50 })(),
-      env(d1),
+      env(replayD1(d1, record)),
       ctx,
     );
     const { slots } = (await offered.json()) as { slots: { start: string; remaining: number }[] };
-    const fleetStart = slots.find((slot) => slot.remaining >= 2)?.start;
-    if (!fleetStart) throw new Error("no start with two technicians free in the technician-mode org");
+    const fleetStart = slots.find((slot) => slot.remaining >= 4)?.start;
+    if (!fleetStart) throw new Error("no start with four technicians free in the technician-mode org");
     const cases: Case[] = [
       { name: "floor: one D1 read, logged", floor: true, request: () => new Request(`${base}/logged?id=acct_floor`) },
       {
@@ -205,13 +207,15 @@ async function main() {
           clientName: "Bench Client",
         }),
       },
+      {
+        name: "hold-slot, technicians",
+        request: api("/api/v1/ai-agent/hold-slot", seeded.fleet, { ...fleetVisit, dateTime: fleetStart }),
+      },
     ].filter((c) => options.only === undefined || new RegExp(options.only).test(c.name));
 
     const rounds = Number(options.rounds);
     const requests = Number(options.requests);
     log(`µs of the worker's own JavaScript per request (best of ${rounds} rounds of ${requests}), D1 replayed:`);
-    // One record for all cases: a key verified while recording one case is verified again, on replay, in another.
-    const record = new Map<string, Answer>();
     for (const c of cases) {
       const serve = (db: D1Database) =>
         c.floor ? floor.fetch(c.request() as never, { DB: db }) : app.fetch(c.request(), env(db), ctx);
