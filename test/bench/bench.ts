@@ -13,9 +13,9 @@
 // the API logs one a request), a write after the write floor (one INSERT and
 // the log line). The machine's speed drifts within seconds, so each pair's
 // ratio (floor CPU/request ÷ the case's; 1 = as cheap as the floor) is taken
-// within the pair, and the table shows the median of the pairs (10 pairs of
-// 1.5 s runs gave the same ratio to ±0.02 run after run, where 3 pairs of 4 s
-// varied by ±0.05), with req/s, with req/s,
+// within the pair, and the table shows the median of the pairs (with 10
+// pairs of 1.5 s runs a case's ratio moved by 0.03 between full runs, where
+// 3 pairs of 4 s had moved it by up to 0.07), with req/s, with req/s,
 // p50 and p99 (medians of the case's runs). Then three p50 ratios: a contacts
 // page 90,000 rows deep and an incidents page about 19,800 deep against their
 // page 1, and availability of the 20,000-booking org against the empty one.
