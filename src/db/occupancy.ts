@@ -152,17 +152,17 @@ function peakIn(census: Census, span: Span): SQL {
 }
 
 /** A span a visit occupies, in ms: times, or SQL placeholders (a prepared statement's). */
-export interface Span {
+interface Span {
   start: Bound;
   end: Bound;
 }
 
 /** Crew mode: whether a visit occupying `span` still fits, in SQL (the org's longest span read in the statement). */
-export const crewFits = (census: Census, span: Span): SQL =>
+const crewFits = (census: Census, span: Span): SQL =>
   sql`${peakIn({ ...census, fresh: true }, span)} < ${census.org.schedule.capacity}`;
 
 /** Crew mode: the crews left free for the whole of `span` once a visit occupying it is written, in SQL. */
-export const crewsLeft = (census: Census, span: Span): SQL =>
+const crewsLeft = (census: Census, span: Span): SQL =>
   sql`max(0, ${census.org.schedule.capacity} - ${peakIn({ ...census, fresh: true, except: undefined }, span)})`;
 
 /**
@@ -189,7 +189,7 @@ function busy(census: Census, span: Span): SQL {
  * placement (assignmentOf): times and JSON text, or SQL placeholders (a
  * prepared statement's).
  */
-export interface Assignment {
+interface Assignment {
   /** The candidates' ids, a JSON array. */
   candidates: Text;
   /** The skills the visit needs, a JSON array. */
@@ -203,7 +203,7 @@ export interface Assignment {
   span: Span;
 }
 
-export function assignmentOf(placement: Placement): Assignment {
+function assignmentOf(placement: Placement): Assignment {
   const { plan, slot, candidates } = placement;
   const date = localDateOf(slot.start, plan.schedule.timeZone);
   return {
@@ -228,7 +228,7 @@ export const assignee = (census: Census, placement: Placement, keep?: string | n
   assigneeOf(census, assignmentOf(placement), keep);
 
 /** assignee, of an assignment's values. */
-export function assigneeOf(census: Census, assignment: Assignment, keep?: string | null): SQL {
+function assigneeOf(census: Census, assignment: Assignment, keep?: string | null): SQL {
   const { org, except } = census;
   const { postalCode, date, dayStart, dayEnd, span } = assignment;
   const own = and(
@@ -270,7 +270,7 @@ function techniciansWhere(org: Org, candidates: Text, conditions: (SQL | undefin
 }
 
 /** Technician mode: the candidates still free for the whole of `span` once a visit occupying it is written, in SQL. */
-export function techniciansLeft(census: Census, candidates: Text, span: Span): SQL {
+function techniciansLeft(census: Census, candidates: Text, span: Span): SQL {
   const fresh = { ...census, fresh: true, except: undefined };
   return sql`(SELECT count(*) FROM (${techniciansWhere(census.org, candidates, [sql`NOT ${busy(fresh, span)}`])}))`;
 }
