@@ -115,20 +115,20 @@ export function prepared<P extends object>(build: (db: Db) => { prepare(): P }) 
 }
 
 /**
- * Prepared statements made per template (SQL built once over placeholders,
- * a module's constant, which always goes with the same `context`, such as its
- * table): `build` makes the one for a template on its first use, and that
+ * Prepared statements made per key object: a template (SQL built once over
+ * placeholders, a module's constant) or a table, which always goes with the
+ * same `context`. `build` makes the one for a key on its first use, and that
  * one serves it after.
  */
-export function preparedPer<C extends unknown[], P extends object>(
-  build: (template: SQL, ...context: C) => ReturnType<typeof prepared<P>>,
+export function preparedPer<K extends object, C extends unknown[], P extends object>(
+  build: (key: K, ...context: C) => ReturnType<typeof prepared<P>>,
 ) {
-  const byTemplate = new WeakMap<SQL, ReturnType<typeof prepared<P>>>();
-  return (template: SQL, ...context: C) => {
-    let statement = byTemplate.get(template);
+  const byKey = new WeakMap<K, ReturnType<typeof prepared<P>>>();
+  return (key: K, ...context: C) => {
+    let statement = byKey.get(key);
     if (!statement) {
-      statement = build(template, ...context);
-      byTemplate.set(template, statement);
+      statement = build(key, ...context);
+      byKey.set(key, statement);
     }
     return statement;
   };

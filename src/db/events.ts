@@ -94,7 +94,7 @@ const subscribersOf = (db: Db, orgId: Value<string>, type: Value<EventType>) =>
 const subscribers = prepared((db) => subscribersOf(db, param("orgId"), param("type")));
 type PreparedInsert = ReturnType<typeof prepared>;
 const insertsByTable = new Map<string, PreparedInsert>();
-const insertOfTemplate = preparedPer((data, table: WritableTable, previous: boolean) =>
+const insertOfTemplate = preparedPer((data: SQL, table: WritableTable, previous: boolean) =>
   prepared((templates) => eventStatements(templates, placeholdersOf(table, data, previous)).insert),
 );
 

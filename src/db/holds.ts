@@ -8,7 +8,7 @@ import { newId } from "../lib/ids";
 import { slotView } from "../scheduling/slots";
 import { type Db, inColumnOrder, insertWhere, param, placeholdersFor, prepared } from "./client";
 import type { HeldKey, Written } from "./idempotency";
-import { type PlaceMode, type Placement, placeTemplate, placeValues } from "./occupancy";
+import { type PlaceMode, type Placement, perMode, placeTemplate, placeValues } from "./occupancy";
 import type { Org } from "./orgs";
 import { commitWrite } from "./write";
 
@@ -64,7 +64,7 @@ export async function holdPlace(
     technicianId: null,
   };
   const place = placeValues({ org, now }, placement);
-  const template = holdTemplates()[place.mode];
+  const template = holdTemplates(place.mode);
   const values = { ...row, ...place.values, view: JSON.stringify(view) };
   const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
@@ -107,10 +107,8 @@ function holdTemplate(mode: PlaceMode) {
   };
 }
 
-let templates: Record<PlaceMode, ReturnType<typeof holdTemplate>> | undefined;
-/** The hold templates of the three modes, made on the first hold (not at startup). */
-const holdTemplates = () =>
-  (templates ??= { crew: holdTemplate("crew"), anywhere: holdTemplate("anywhere"), at: holdTemplate("at") });
+/** The hold templates, one per mode, each made on the first hold of its mode (not at startup). */
+const holdTemplates = perMode(holdTemplate);
 
 /** The org's live holds (for the limit's answer when no statement counted them). */
 export async function liveHolds(db: Db, org: Org, now: number): Promise<number> {

@@ -1,8 +1,10 @@
-import { and, eq, exists, isNull, lt, lte, or, type SQL } from "drizzle-orm";
+import { and, eq, exists, isNull, lt, lte, or, type Placeholder, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { idempotencyKeys, type WritableTable } from "../../drizzle/schema";
 import { type Db, param, prepared, preparedPer } from "./client";
 import type { RecordedEvent } from "./events";
+
+type Bound = string | Placeholder;
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 export const ABANDONED_CLAIM_MS = 60_000;
@@ -146,11 +148,15 @@ export function recordWithWrite(db: Db, record: WriteRecord, values?: Record<str
   return recordStatement(db, record);
 }
 
-function recordStatement(db: Db, { held, table, id, body, state }: WriteRecord) {
-  const written = db
+/** Row `id` of the org in `table`, if it is in `state`: what tells that a write applied. */
+export const rowInState = (db: Db, table: WritableTable, orgId: Bound, id: Bound, state?: SQL) =>
+  db
     .select({ id: table.id })
     .from(table)
-    .where(and(eq(table.orgId, held.orgId), eq(table.id, id), state));
+    .where(and(eq(table.orgId, orgId), eq(table.id, id), state));
+
+function recordStatement(db: Db, { held, table, id, body, state }: WriteRecord) {
+  const written = rowInState(db, table, held.orgId, id, state);
   return db
     .update(idempotencyKeys)
     .set({ status: 200, contentType: "application/json", body })
@@ -159,7 +165,7 @@ function recordStatement(db: Db, { held, table, id, body, state }: WriteRecord) 
 }
 
 /** recordWithWrite of a body that is a template (SQL over placeholders), prepared once per template. */
-const preparedRecord = preparedPer((body, table: WritableTable) =>
+const preparedRecord = preparedPer((body: SQL, table: WritableTable) =>
   prepared((templates) =>
     recordStatement(templates, {
       held: { orgId: param("orgId"), key: param("key"), claimedAt: param("claimedAt") } as unknown as HeldKey,

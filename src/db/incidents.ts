@@ -19,7 +19,16 @@ import {
 } from "./client";
 import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
-import { assignee, type PlaceMode, type Placement, placesLeft, placeTemplate, placeValues, roomFor } from "./occupancy";
+import {
+  assignee,
+  type PlaceMode,
+  type Placement,
+  perMode,
+  placesLeft,
+  placeTemplate,
+  placeValues,
+  roomFor,
+} from "./occupancy";
 
 export type { Placement };
 
@@ -116,7 +125,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
   if (open && holdId === undefined) {
     // Without a hold, prepared: the template of the org's mode, its values bound by name.
     const place = placeValues({ org, now }, placement);
-    const template = bookingTemplates()[place.mode];
+    const template = bookingTemplates(place.mode);
     const values = { ...row, ...place.values, nameLower, view };
     const { applied, written } = await commitWrite(db, {
       orgId: org.id,
@@ -186,10 +195,8 @@ function bookingTemplate(mode: PlaceMode) {
   };
 }
 
-let templates: Record<PlaceMode, ReturnType<typeof bookingTemplate>> | undefined;
-/** The booking templates of the three modes, made on the first booking (not at startup). */
-const bookingTemplates = () =>
-  (templates ??= { crew: bookingTemplate("crew"), anywhere: bookingTemplate("anywhere"), at: bookingTemplate("at") });
+/** The booking templates, one per mode, each made on the first booking of its mode (not at startup). */
+const bookingTemplates = perMode(bookingTemplate);
 
 const incidentById = prepared((db) =>
   db

@@ -113,14 +113,14 @@ function occupancyOf(db: Db, census: Census, range: { start: Bound; end: Bound }
   return groups(incidents).unionAll(groups(holds));
 }
 
+/** A census over placeholders, for prepared statements: `orgId`, `longest` (the cached longest span), `capacity`, `now`. */
+const CENSUS_TEMPLATE = {
+  org: { id: param("orgId"), maxBookingMs: param("longest"), schedule: { capacity: param("capacity") } },
+  now: param("now"),
+} as unknown as Census;
+
 /** occupancyOf on the org's cached longest span (every read), prepared: its values bound by name. */
-const occupancyRead = prepared((db) =>
-  occupancyOf(
-    db,
-    { org: { id: param("orgId"), maxBookingMs: param("longest") }, now: param("now") } as unknown as Census,
-    { start: param("start"), end: param("end") },
-  ),
-);
+const occupancyRead = prepared((db) => occupancyOf(db, CENSUS_TEMPLATE, { start: param("start"), end: param("end") }));
 
 /** Where a visit goes: its times, and who may take it (null in crew mode). */
 export interface Placement {
@@ -305,10 +305,7 @@ export type PlaceMode = "crew" | "anywhere" | "at";
  * own columns), and in technician modes placeValues' assignment.
  */
 export function placeTemplate(mode: PlaceMode) {
-  const census = {
-    org: { id: param("orgId"), schedule: { capacity: param("capacity") } },
-    now: param("now"),
-  } as unknown as Census;
+  const census = CENSUS_TEMPLATE;
   const span = { start: param("startsAt"), end: param("occupiedUntil") };
   const technician =
     mode === "crew"
@@ -323,10 +320,22 @@ export function placeTemplate(mode: PlaceMode) {
           span,
         });
   return {
-    census,
     technician,
     room: technician ? sql`${technician} IS NOT NULL` : crewFits(census, span),
     left: technician ? techniciansLeft(census, param("candidates"), span) : crewsLeft(census, span),
+  };
+}
+
+/** Templates per mode (placeTemplate's), each made by `build` on its first use, not at startup. */
+export function perMode<T>(build: (mode: PlaceMode) => T): (mode: PlaceMode) => T {
+  const made = new Map<PlaceMode, T>();
+  return (mode) => {
+    let template = made.get(mode);
+    if (template === undefined) {
+      template = build(mode);
+      made.set(mode, template);
+    }
+    return template;
   };
 }
 

@@ -7,7 +7,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { EventType, WritableTable } from "../../drizzle/schema";
 import { type Db, param, prepared, preparedPer } from "./client";
 import { recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
+import { type HeldKey, recordWithWrite, rowInState, type Written, writeBatch } from "./idempotency";
 
 type Statements = Record<string, BatchItem<"sqlite">>;
 type Values = Record<string, unknown>;
@@ -89,23 +89,12 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
   };
 }
 
-const readRow = (db: Db, table: WritableTable, orgId: Bound, id: Bound, state?: SQL) =>
-  db
-    .select({ id: table.id })
-    .from(table)
-    .where(and(eq(table.orgId, orgId), eq(table.id, id), state));
-
 /** The read of the row in its state; of a row with no state to check, prepared once per table. */
-const rowChecks = new Map<WritableTable, ReturnType<typeof prepared>>();
-function rowCheck(db: Db, orgId: string, { table, id, state }: Write<Statements>["row"]) {
-  if (state) return readRow(db, table, orgId, id, state);
-  let check = rowChecks.get(table);
-  if (!check) {
-    check = prepared((templates) => readRow(templates, table, param("orgId"), param("rowId")));
-    rowChecks.set(table, check);
-  }
-  return check(db, { orgId, rowId: id });
-}
+const preparedCheck = preparedPer((table: WritableTable) =>
+  prepared((templates) => rowInState(templates, table, param("orgId"), param("rowId"))),
+);
+const rowCheck = (db: Db, orgId: string, { table, id, state }: Write<Statements>["row"]) =>
+  state ? rowInState(db, table, orgId, id, state) : preparedCheck(table)(db, { orgId, rowId: id });
 
 const readBody = (db: Db, table: WritableTable, orgId: Bound, id: Bound, body: SQL) =>
   db
@@ -114,7 +103,7 @@ const readBody = (db: Db, table: WritableTable, orgId: Bound, id: Bound, body: S
     .where(and(eq(table.orgId, orgId), eq(table.id, id)));
 
 /** readBody of a template, prepared: the row's org and id bound as `orgId` and `rowId`. */
-const preparedBody = preparedPer((body, table: WritableTable) =>
+const preparedBody = preparedPer((body: SQL, table: WritableTable) =>
   prepared((templates) => readBody(templates, table, param("orgId"), param("rowId"), body)),
 );
 
