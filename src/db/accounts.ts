@@ -4,14 +4,19 @@ import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Account, NewAccount } from "../schemas/accounts";
-import { type Db, prepared } from "./client";
+import { columnsBut, type Db, prepared } from "./client";
 import { countryOf } from "./orgs";
 
 type AccountRow = typeof accounts.$inferSelect;
 
+const HIDDEN = ["orgId", "nameLower", "mobileE164", "businessE164"] as const;
+/** The columns accountView shows: what a read answered with it selects. */
+export const accountColumns = columnsBut(accounts, ...HIDDEN);
+export type ShownAccount = Omit<AccountRow, (typeof HIDDEN)[number]>;
+
 const accountById = prepared((db) =>
   db
-    .select()
+    .select(accountColumns)
     .from(accounts)
     .where(and(eq(accounts.orgId, sql.placeholder("orgId")), eq(accounts.id, sql.placeholder("id"))))
     .limit(1),
@@ -28,7 +33,7 @@ export function accountView({
   mobileE164: _m,
   businessE164: _b,
   ...account
-}: AccountRow): Account {
+}: ShownAccount & Partial<AccountRow>): Account {
   return { ...account, createdAt: toIso(account.createdAt), updatedAt: toIso(account.updatedAt) };
 }
 

@@ -5,10 +5,10 @@
 // rows.
 import { and, asc, desc, eq, gt, inArray, isNotNull, or, sql } from "drizzle-orm";
 import { accounts, contacts, incidents } from "../../drizzle/schema";
-import { accountView } from "./accounts";
+import { accountColumns, accountView, type ShownAccount } from "./accounts";
 import { type Db, param, prepared } from "./client";
-import { contactView } from "./contacts";
-import { incidentView } from "./incidents";
+import { contactColumns, contactView, type ShownContact } from "./contacts";
+import { incidentColumns, incidentView, type ShownIncident } from "./incidents";
 import type { Org } from "./orgs";
 import { hasPhone } from "./phones";
 
@@ -20,7 +20,7 @@ const newestFirst = <T extends typeof contacts | typeof accounts>(table: T) => [
 // Values bound per request: orgId, phone, now, and since (now less the longest booking).
 const callerContacts = prepared((db) =>
   db
-    .select()
+    .select(contactColumns)
     .from(contacts)
     .where(hasPhone(contacts, param("orgId"), param("phone")))
     .orderBy(...newestFirst(contacts))
@@ -44,7 +44,7 @@ function accountMatch(db: Db) {
 
 const callerAccounts = prepared((db) =>
   db
-    .select()
+    .select(accountColumns)
     .from(accounts)
     .where(accountMatch(db))
     .orderBy(...newestFirst(accounts))
@@ -67,7 +67,7 @@ const callerIncidents = prepared((db) => {
     gt(incidents.endsAt, param("now")),
   );
   return db
-    .select()
+    .select(incidentColumns)
     .from(incidents)
     .where(
       or(
@@ -85,7 +85,7 @@ export async function findCaller(db: Db, { org, phone, now }: { org: Org; phone:
     callerContacts(db, values),
     callerAccounts(db, values),
     callerIncidents(db, values),
-  ])) as [(typeof contacts.$inferSelect)[], (typeof accounts.$inferSelect)[], (typeof incidents.$inferSelect)[]];
+  ])) as [ShownContact[], ShownAccount[], ShownIncident[]];
   return {
     phone,
     contacts: contactRows.map(contactView),

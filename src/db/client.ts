@@ -166,6 +166,17 @@ export const afterOf = (after: CursorPosition | undefined) => ({ afterAt: after?
 /** A page of `limit` rows from a read of `limit + 1`, and whether more follow. */
 export const pageOf = <T>(rows: T[], limit: number) => ({ rows: rows.slice(0, limit), hasMore: rows.length > limit });
 
+/**
+ * Every column of `table` but the `hidden` ones: what a read answered with a
+ * view selects. D1's answer costs by its bytes (docs/performance.md), and a
+ * column the view drops (the org, a lookup copy) is bytes for nothing.
+ */
+export function columnsBut<T extends Table, K extends keyof T["_"]["columns"] & string>(table: T, ...hidden: K[]) {
+  const columns: Record<string, unknown> = { ...getTableColumns(table) };
+  for (const key of hidden) delete columns[key];
+  return columns as Omit<T["_"]["columns"], K>;
+}
+
 /** Every column of `table` as a placeholder of its own name: a row to insert by a prepared statement. */
 export const placeholdersFor = <T extends Table>(table: T) =>
   Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, param(key)])) as RowOf<T>;

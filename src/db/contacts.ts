@@ -8,6 +8,7 @@ import {
   afterCursor,
   afterOf,
   type CursorPosition,
+  columnsBut,
   type Db,
   inColumnOrder,
   insertWhere,
@@ -21,6 +22,11 @@ import { hasPhone } from "./phones";
 import { commitWrite } from "./write";
 
 type ContactRow = typeof contacts.$inferSelect;
+
+const HIDDEN = ["orgId", "emailLower", "mobileE164", "businessE164"] as const;
+/** The columns contactView shows: what a read answered with it selects. */
+export const contactColumns = columnsBut(contacts, ...HIDDEN);
+export type ShownContact = Omit<ContactRow, (typeof HIDDEN)[number]>;
 
 export interface ContactWrite {
   orgId: string;
@@ -85,7 +91,7 @@ export interface ContactPageQuery {
 
 const contactPage = preparedWith((db, has) =>
   db
-    .select()
+    .select(contactColumns)
     .from(contacts)
     .where(
       and(
@@ -121,6 +127,6 @@ export function contactView({
   mobileE164: _m,
   businessE164: _b,
   ...contact
-}: ContactRow): Contact {
+}: ShownContact & Partial<ContactRow>): Contact {
   return { ...contact, createdAt: toIso(contact.createdAt), updatedAt: toIso(contact.updatedAt) };
 }

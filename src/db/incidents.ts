@@ -8,6 +8,7 @@ import {
   afterCursor,
   afterOf,
   type CursorPosition,
+  columnsBut,
   type Db,
   inColumnOrder,
   insertWhere,
@@ -37,8 +38,13 @@ import { commitWrite } from "./write";
 
 export type IncidentRow = typeof incidents.$inferSelect;
 
+const HIDDEN = ["orgId", "occupiedUntil"] as const;
+/** The columns incidentView shows: what a read answered with it alone selects. */
+export const incidentColumns = columnsBut(incidents, ...HIDDEN);
+export type ShownIncident = Omit<IncidentRow, (typeof HIDDEN)[number]>;
+
 /** The incident as the API shows it (docs/api.md, "Incidents"): its appointment in the org's zone. */
-export function incidentView(row: IncidentRow, timeZone: string): Incident {
+export function incidentView(row: ShownIncident, timeZone: string): Incident {
   const appointment = timesView(row.startsAt, row.endsAt, timeZone);
   return {
     id: row.id,
@@ -319,7 +325,7 @@ export interface IncidentPageQuery {
  */
 const incidentPage = preparedWith((db, has) =>
   db
-    .select()
+    .select(incidentColumns)
     .from(incidents)
     .where(
       and(
