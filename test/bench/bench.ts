@@ -135,6 +135,14 @@ const PAGE_FLOOR: Case = {
   path: "/page",
   floor: true,
 };
+const CALLER_FLOOR: Case = {
+  name: "floor: a caller found, logged",
+  kind: "read",
+  org: null,
+  path: "/caller",
+  body: () => ({ phone: "+19172000000" }),
+  floor: true,
+};
 const OUTBOX_FLOOR: Case = { ...FLOORS.write, name: "floor: a write and its event, logged", path: "/write-event" };
 
 /** The cases the summary lines hold to 0.9 × the floor's CPU per request. */
@@ -633,6 +641,7 @@ async function main() {
         org: heavy,
         path: "/api/v1/ai-agent/find-caller",
         body: () => ({ phone: seeded.caller }),
+        shaped: CALLER_FLOOR,
       },
       { name: "GET /incidents/{id}", kind: "read", org: heavy, path: `/api/v1/incidents/${seeded.moves[0]!.id}` },
       {
@@ -724,7 +733,7 @@ async function main() {
       floorRuns.set(c.name, [...(floorRuns.get(c.name) ?? []), figures]);
       return figures;
     };
-    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write, PAGE_FLOOR, OUTBOX_FLOOR];
+    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write, PAGE_FLOOR, CALLER_FLOOR, OUTBOX_FLOOR];
     // The floor rows: one run each, for their req/s and latency.
     const floorRows = new Map<string, Figures>();
     for (const c of floorCases) floorRows.set(c.name, await runFloor(c));
@@ -827,6 +836,10 @@ async function main() {
     }
     for (const [floor, what] of [
       [PAGE_FLOOR, "pages against the page floor (one read of 51 contacts and the log line"],
+      [
+        CALLER_FLOOR,
+        "find-caller against the caller floor (the body read, one batch of three reads by phone: 1 contact, 1 account, 10 visits to come; and the log line",
+      ],
       [
         OUTBOX_FLOOR,
         "creates against the outbox floor (the write floor's INSERT, its event and the read of its subscribers in one batch, and the log line",

@@ -36,8 +36,8 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
-    // 18 cases and 5 floor rows.
-    expect(Object.keys(figures.results)).toHaveLength(23);
+    // 18 cases and 6 floor rows.
+    expect(Object.keys(figures.results)).toHaveLength(24);
     expect(figures.pairs).toBe(1);
     expect(figures.commit).toMatch(/^[0-9a-f]+(-dirty)?$/);
     expect(figures.coldStart.api.startup.median).toBeGreaterThan(0);
@@ -73,16 +73,19 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(figures.ratios.heavyVsEmptyAvailabilityP50).toBeGreaterThan(0);
     expect(figures.ratios.deepIncidentsVsPage1P50).toBeGreaterThan(0);
     expect(result.stdout).toContain("CPU × floor");
-    // The two pages are also held against the page floor, the three creates against the outbox floor.
+    // The two pages are also held against the page floor, find-caller against the caller floor, the three
+    // creates against the outbox floor.
     for (const shaped of [
       "GET /contacts page 1",
       "GET /incidents page 1",
+      "find-caller, 100k contacts",
       "POST /leads",
       "POST /contacts",
       "create-incident, 20k bookings",
     ])
       expect(figures.results[shaped].cpuVsShapedFloor, shaped).toBeGreaterThan(0);
     expect(result.stdout).toContain("creates against the outbox floor");
+    expect(result.stdout).toContain("find-caller against the caller floor");
     expect(result.stdout).toContain("× /health"); // the RECORDED comparison
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -15,6 +15,11 @@
 //   "Events": the event row and the read of the endpoints subscribed to it),
 //   and the log line: what a create costs before any code of the API's (the
 //   creates are also printed against it).
+// - the caller floor (POST `/caller`): the JSON body read, then one batch of
+//   three reads by phone, as find-caller's contract asks (docs/api.md, "Find a
+//   caller"): the contacts with the number, the accounts with it or of those
+//   contacts, and the upcoming scheduled visits by the number or of those
+//   accounts, 10 at most each, answered as they come, and the log line.
 // The tables (accounts with one row, leads, contacts, events, endpoints) are
 // created by start.ts.
 interface Env {
@@ -75,6 +80,37 @@ export default {
       ]);
       logLine(request.method, pathname, started);
       return Response.json({ id });
+    }
+    if (pathname === "/caller") {
+      const { phone } = (await request.json()) as { phone: string };
+      // Each lookup by one index (a branch of a UNION), as the API's own statements read them.
+      const contactsWith =
+        "SELECT * FROM caller_contacts WHERE org_id = ?1 AND mobile_e164 = ?2 UNION SELECT * FROM caller_contacts WHERE org_id = ?1 AND business_e164 = ?2";
+      const accountsWith =
+        "SELECT * FROM caller_accounts WHERE org_id = ?1 AND mobile_e164 = ?2 UNION SELECT * FROM caller_accounts WHERE org_id = ?1 AND business_e164 = ?2";
+      const callerAccounts = `SELECT account_id FROM (${contactsWith}) UNION SELECT id FROM (${accountsWith})`;
+      const upcoming = "org_id = ?1 AND starts_at > ?3 - 86400000 AND ends_at > ?3 AND status = 'scheduled'";
+      const read = (query: string, ...values: unknown[]) => env.DB.prepare(query).bind("org_floor", phone, ...values);
+      const [contacts, accounts, incidents] = await env.DB.batch([
+        read(`SELECT * FROM (${contactsWith}) ORDER BY created_at DESC, id DESC LIMIT 10`),
+        read(
+          `SELECT * FROM (${accountsWith} UNION SELECT * FROM caller_accounts WHERE id IN (SELECT account_id FROM (${contactsWith})))
+           ORDER BY created_at DESC, id DESC LIMIT 10`,
+        ),
+        read(
+          `SELECT * FROM incidents WHERE ${upcoming} AND phone = ?2
+           UNION SELECT * FROM incidents WHERE ${upcoming} AND account_id IN (${callerAccounts})
+           ORDER BY starts_at, id LIMIT 10`,
+          started,
+        ),
+      ]);
+      logLine(request.method, pathname, started);
+      return Response.json({
+        phone,
+        contacts: contacts!.results,
+        accounts: accounts!.results,
+        upcomingIncidents: incidents!.results,
+      });
     }
     if (pathname === "/page") {
       const { results } = await env.DB.prepare(

@@ -18,6 +18,50 @@ INSERT INTO contacts (id, org_id, first_name, last_name, email, email_lower, mob
     'contact' || i || '@example.com', '(917) 200-' || printf('%04d', i), '+1917200' || printf('%04d', i),
     'acct_01floor0000000000000000', 1764000000000 + i * 1000, 1764000000000 + i * 1000 FROM n;`;
 
+// The caller floor's tables: contacts, accounts and incidents of the API's columns
+// (migrations/) at the bench's scale and as it seeds them (src/bench/seed.ts):
+// 100,000 contacts with a mobile number, 1,000 accounts, 20,000 visits over a
+// year, each of an account and of a contact's number; with an index for each
+// way the caller is looked up. The caller, +19172000000, is one contact of
+// account 0, which has 20 visits, 10 of them to come.
+const CALLER = `CREATE TABLE caller_contacts (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, first_name TEXT,
+  last_name TEXT, email TEXT, email_lower TEXT, mobile_phone TEXT, business_phone TEXT, account_id TEXT,
+  building_location TEXT, street1 TEXT, street2 TEXT, city TEXT, postal_code TEXT, state TEXT, country TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, mobile_e164 TEXT, business_e164 TEXT);
+CREATE INDEX caller_contacts_mobile ON caller_contacts (org_id, mobile_e164, created_at, id);
+CREATE INDEX caller_contacts_business ON caller_contacts (org_id, business_e164, created_at, id);
+INSERT INTO caller_contacts (id, org_id, first_name, last_name, email, email_lower, mobile_phone, mobile_e164,
+  account_id, created_at, updated_at)
+  WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)
+  SELECT 'ct_01floor' || printf('%016d', i), 'org_floor', 'First' || i, 'Last' || i, 'contact' || i || '@example.com',
+    'contact' || i || '@example.com', '(917) ' || substr(2000000 + i, 1, 3) || '-' || substr(2000000 + i, 4),
+    '+1917' || (2000000 + i), 'acct_01floor' || printf('%016d', i % 1000), 1764000000000 + i * 1000,
+    1764000000000 + i * 1000 FROM n;
+CREATE TABLE caller_accounts (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, name TEXT NOT NULL, name_lower TEXT NOT NULL,
+  account_type INTEGER, email TEXT, mobile_phone TEXT, business_phone TEXT, building_location TEXT, street1 TEXT,
+  street2 TEXT, city TEXT, postal_code TEXT, state TEXT, country TEXT, created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL, mobile_e164 TEXT, business_e164 TEXT);
+CREATE INDEX caller_accounts_mobile ON caller_accounts (org_id, mobile_e164);
+CREATE INDEX caller_accounts_business ON caller_accounts (org_id, business_e164);
+INSERT INTO caller_accounts (id, org_id, name, name_lower, created_at, updated_at)
+  WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 999)
+  SELECT 'acct_01floor' || printf('%016d', i), 'org_floor', 'Account ' || i, 'account ' || i, 1764000000000 + i,
+    1764000000000 + i FROM n;
+CREATE TABLE incidents (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, client_name TEXT NOT NULL,
+  insect_name TEXT NOT NULL, account_id TEXT, starts_at INTEGER NOT NULL, ends_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL, status TEXT DEFAULT 'scheduled' NOT NULL, phone TEXT, notes TEXT,
+  updated_at INTEGER DEFAULT 0 NOT NULL, cancelled_at INTEGER, cancel_reason TEXT, service_id TEXT,
+  technician_id TEXT, postal_code TEXT, occupied_until INTEGER DEFAULT 0 NOT NULL,
+  arrival_window_minutes INTEGER DEFAULT 0 NOT NULL);
+CREATE INDEX incidents_account ON incidents (org_id, account_id, starts_at, id);
+CREATE INDEX incidents_phone ON incidents (org_id, phone, starts_at, id);
+INSERT INTO incidents (id, org_id, client_name, insect_name, account_id, phone, starts_at, ends_at, created_at,
+  updated_at)
+  WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000), at(now) AS (SELECT unixepoch() * 1000)
+  SELECT 'inc_01floor' || printf('%016d', i), 'org_floor', 'Client ' || i, 'Ants',
+    'acct_01floor' || printf('%016d', i % 1000), '+1917' || (2000000 + i % 100000), now + (i - 10000) * 1800000,
+    now + (i - 10000) * 1800000 + 3600000, now, now FROM n, at;`;
+
 // The outbox floor's events and endpoints: the API's tables and indexes (migrations/0006), no endpoint.
 const OUTBOX = `CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, id TEXT NOT NULL, org_id TEXT NOT NULL,
   type TEXT NOT NULL, created_at INTEGER NOT NULL, body TEXT NOT NULL, enqueued_at INTEGER);
@@ -30,12 +74,12 @@ CREATE TABLE webhook_endpoints (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NU
   status TEXT DEFAULT 'enabled' NOT NULL, created_at INTEGER NOT NULL, disabled_at INTEGER);
 CREATE INDEX webhook_endpoints_org ON webhook_endpoints (org_id, created_at);`;
 
-/** The floor worker under its own `wrangler dev`, with the one account it reads, the tables its writes fill and the contacts it pages. */
+/** The floor worker under its own `wrangler dev`, with the one account it reads, the tables its writes fill, the contacts it pages and the caller it finds. */
 export async function startFloor(dir: string): Promise<DevServer> {
   const config = path.join(FLOOR_DIR, "wrangler.toml");
   await d1Execute(
     dir,
-    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS} ${OUTBOX}`,
+    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS} ${CALLER} ${OUTBOX}`,
     config,
   );
   return DevServer.start(dir, await freePort(), ["--config", config]);
