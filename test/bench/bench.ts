@@ -591,8 +591,14 @@ async function main() {
     const tomorrow = new Date(now + DAY).toISOString();
     const schedule = { ...BENCH_SCHEDULE, closedDates: [] };
     const [checked] = candidateSlots(schedule, now + 2 * DAY, now + 9 * DAY);
-    // create-incident walks the next half-year's slots in turn (each has room for 4 more bookings).
-    const future = [...candidateSlots(schedule, now + DAY, now + 180 * DAY)];
+    // create-incident walks the next half-year's slots in turn, four times over (each has room for 4 more
+    // bookings: 12 places, at most 8 seeded), about 6,000 bookings; then the unseeded slots after the
+    // seeded year (12 places each), so that a longer run or a faster machine does not find one full (a
+    // 409 fails the run).
+    const near = [...candidateSlots(schedule, now + DAY, now + 180 * DAY)];
+    const later = [...candidateSlots(schedule, now + 185 * DAY, now + 360 * DAY)];
+    const bookingSlot = (k: number) =>
+      k < 4 * near.length ? near[k % near.length]! : later[(k - 4 * near.length) % later.length]!;
     let booking = 0;
     // Each reschedule moves the next seeded booking to its other slot (and back on its next turn).
     let move = 0;
@@ -705,7 +711,7 @@ async function main() {
         org: heavy,
         path: "/api/v1/ai-agent/create-incident",
         body: () => ({
-          dateTime: new Date(future[booking++ % future.length]!.start).toISOString(),
+          dateTime: new Date(bookingSlot(booking++).start).toISOString(),
           clientName: "Bench Client",
           insectName: "Ants",
         }),
