@@ -106,7 +106,7 @@ interface Case {
   /**
    * The floor of the case's shape, which it is also compared with: what the
    * contract asks of it done with no code of the API's (a page reads 51 rows,
-   * a create records its event).
+   * find-caller looks the number up three ways, a create records its event).
    */
   shaped?: Case;
   /** Which floor a case is compared with: the logged read floor or the write floor. */

@@ -20,8 +20,8 @@
 //   caller"): the contacts with the number, the accounts with it or of those
 //   contacts, and the upcoming scheduled visits by the number or of those
 //   accounts, 10 at most each, answered as they come, and the log line.
-// The tables (accounts with one row, leads, contacts, events, endpoints) are
-// created by start.ts.
+// The tables (accounts with one row, leads, contacts, the caller's contacts,
+// accounts and visits, events, endpoints) are created by start.ts.
 interface Env {
   DB: D1Database;
 }

@@ -19,7 +19,7 @@ INSERT INTO contacts (id, org_id, first_name, last_name, email, email_lower, mob
     'acct_01floor0000000000000000', 1764000000000 + i * 1000, 1764000000000 + i * 1000 FROM n;`;
 
 // The caller floor's tables: contacts, accounts and incidents of the API's columns
-// (migrations/) at the bench's scale and as it seeds them (src/bench/seed.ts):
+// (migrations/) at the bench's scale and as it seeds them (test/bench/seed.ts):
 // 100,000 contacts with a mobile number, 1,000 accounts, 20,000 visits over a
 // year, each of an account and of a contact's number; with an index for each
 // way the caller is looked up. The caller, +19172000000, is one contact of
