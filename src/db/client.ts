@@ -115,24 +115,34 @@ export function prepared<P extends object>(build: (db: Db) => { prepare(): P }) 
 }
 
 /**
+ * `make`'s value for a key, made on the key's first use and returned for it
+ * after (the rest of the arguments go with the key, and are read only then):
+ * a module's templates per mode, per table or per shape. Kept in a Map, or in
+ * `kept` (a WeakMap for keys that are objects).
+ */
+export function keptPer<K, A extends unknown[], V>(
+  make: (key: K, ...rest: A) => V,
+  kept: { get(key: K): V | undefined; set(key: K, value: V): unknown } = new Map<K, V>(),
+) {
+  return (key: K, ...rest: A): V => {
+    let value = kept.get(key);
+    if (value === undefined) {
+      value = make(key, ...rest);
+      kept.set(key, value);
+    }
+    return value;
+  };
+}
+
+/**
  * Prepared statements made per key object: a template (SQL built once over
  * placeholders, a module's constant) or a table, which always goes with the
  * same `context`. `build` makes the one for a key on its first use, and that
  * one serves it after.
  */
-export function preparedPer<K extends object, C extends unknown[], P extends object>(
+export const preparedPer = <K extends object, C extends unknown[], P extends object>(
   build: (key: K, ...context: C) => ReturnType<typeof prepared<P>>,
-) {
-  const byKey = new WeakMap<K, ReturnType<typeof prepared<P>>>();
-  return (key: K, ...context: C) => {
-    let statement = byKey.get(key);
-    if (!statement) {
-      statement = build(key, ...context);
-      byKey.set(key, statement);
-    }
-    return statement;
-  };
-}
+) => keptPer(build, new WeakMap<K, ReturnType<typeof prepared<P>>>());
 
 /**
  * `prepared` for a statement with optional parts (a list's filters): `build`
@@ -141,16 +151,12 @@ export function preparedPer<K extends object, C extends unknown[], P extends obj
  * the names are the caller's, never a client's).
  */
 export function preparedWith<P extends object>(build: (db: Db, has: (name: string) => boolean) => { prepare(): P }) {
-  const byShape = new Map<string, ReturnType<typeof prepared<P>>>();
+  const byShape = keptPer((_shape: string, given: string[]) =>
+    prepared((templates) => build(templates, (name) => given.includes(name))),
+  );
   return (db: Db, values: Record<string, unknown>) => {
     const given = Object.keys(values).filter((name) => values[name] !== undefined);
-    const shape = given.join(" ");
-    let statement = byShape.get(shape);
-    if (!statement) {
-      statement = prepared((templates) => build(templates, (name) => given.includes(name)));
-      byShape.set(shape, statement);
-    }
-    return statement(db, values);
+    return byShape(given.join(" "), given)(db, values);
   };
 }
 

@@ -7,7 +7,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { type EventType, events, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { type Db, insertWhere, pageOf, param, prepared, preparedPer } from "./client";
+import { type Db, insertWhere, keptPer, pageOf, param, prepared, preparedPer } from "./client";
 
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
 
@@ -93,7 +93,9 @@ const subscribersOf = (db: Db, orgId: Value<string>, type: Value<EventType>) =>
   db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
 const subscribers = prepared((db) => subscribersOf(db, param("orgId"), param("type")));
 type PreparedInsert = ReturnType<typeof prepared>;
-const insertsByTable = new Map<string, PreparedInsert>();
+const insertOfText = keptPer((_key: string, table: WritableTable, previous: boolean) =>
+  prepared((templates) => eventStatements(templates, placeholdersOf(table, undefined, previous)).insert),
+);
 const insertOfTemplate = preparedPer((data: SQL, table: WritableTable, previous: boolean) =>
   prepared((templates) => eventStatements(templates, placeholdersOf(table, data, previous)).insert),
 );
@@ -114,13 +116,7 @@ const placeholdersOf = (table: WritableTable, data: SQL | undefined, previous: b
 /** The prepared insert of an event of JSON text (one per table), or of a template (one per template). */
 function preparedInsert(table: WritableTable, template: SQL | undefined, previous: boolean): PreparedInsert {
   if (template) return insertOfTemplate(template, table, previous);
-  const key = `${getTableName(table)} ${previous}`;
-  let insert = insertsByTable.get(key);
-  if (!insert) {
-    insert = prepared((templates) => eventStatements(templates, placeholdersOf(table, undefined, previous)).insert);
-    insertsByTable.set(key, insert);
-  }
-  return insert;
+  return insertOfText(`${getTableName(table)} ${previous}`, table, previous);
 }
 
 /**

@@ -6,9 +6,9 @@ import { holds, incidents } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { slotView } from "../scheduling/slots";
-import { type Db, inColumnOrder, insertWhere, param, placeholdersFor, prepared } from "./client";
+import { type Db, inColumnOrder, insertWhere, keptPer, param, placeholdersFor, prepared } from "./client";
 import type { HeldKey, Written } from "./idempotency";
-import { type PlaceMode, type Placement, perMode, placeTemplate, placeValues } from "./occupancy";
+import { type PlaceMode, type Placement, placeTemplate, placeValues } from "./occupancy";
 import type { Org } from "./orgs";
 import { commitWrite } from "./write";
 
@@ -108,7 +108,7 @@ function holdTemplate(mode: PlaceMode) {
 }
 
 /** The hold templates, one per mode, each made on the first hold of its mode (not at startup). */
-const holdTemplates = perMode(holdTemplate);
+const holdTemplates = keptPer(holdTemplate);
 
 /** The org's live holds (for the limit's answer when no statement counted them). */
 export async function liveHolds(db: Db, org: Org, now: number): Promise<number> {

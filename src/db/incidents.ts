@@ -12,6 +12,7 @@ import {
   type Db,
   inColumnOrder,
   insertWhere,
+  keptPer,
   pageOf,
   param,
   placeholdersFor,
@@ -20,16 +21,7 @@ import {
 } from "./client";
 import { claimOfHold, type HoldRow } from "./holds";
 import type { HeldKey, Written } from "./idempotency";
-import {
-  assignee,
-  type PlaceMode,
-  type Placement,
-  perMode,
-  placesLeft,
-  placeTemplate,
-  placeValues,
-  roomFor,
-} from "./occupancy";
+import { assignee, type PlaceMode, type Placement, placesLeft, placeTemplate, placeValues, roomFor } from "./occupancy";
 
 export type { Placement };
 
@@ -202,7 +194,7 @@ function bookingTemplate(mode: PlaceMode) {
 }
 
 /** The booking templates, one per mode, each made on the first booking of its mode (not at startup). */
-const bookingTemplates = perMode(bookingTemplate);
+const bookingTemplates = keptPer(bookingTemplate);
 
 const incidentById = prepared((db) =>
   db

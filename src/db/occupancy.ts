@@ -281,7 +281,11 @@ function techniciansLeft(census: Census, candidates: Text, span: Span): SQL {
  * (assignee is that technician's id, or NULL).
  */
 export const roomFor = (census: Census, placement: Placement, technician: SQL | null): SQL =>
-  technician ? sql`${technician} IS NOT NULL` : crewFits(census, spanOf(placement));
+  roomIn(census, spanOf(placement), technician);
+
+/** roomFor, of a span (times or placeholders). */
+const roomIn = (census: Census, span: Span, technician: SQL | null | undefined): SQL =>
+  technician ? sql`${technician} IS NOT NULL` : crewFits(census, span);
 
 /**
  * The places left for the visit once written, in SQL: crews free for its
@@ -321,21 +325,8 @@ export function placeTemplate(mode: PlaceMode) {
         });
   return {
     technician,
-    room: technician ? sql`${technician} IS NOT NULL` : crewFits(census, span),
+    room: roomIn(census, span, technician),
     left: technician ? techniciansLeft(census, param("candidates"), span) : crewsLeft(census, span),
-  };
-}
-
-/** Templates per mode (placeTemplate's), each made by `build` on its first use, not at startup. */
-export function perMode<T>(build: (mode: PlaceMode) => T): (mode: PlaceMode) => T {
-  const made = new Map<PlaceMode, T>();
-  return (mode) => {
-    let template = made.get(mode);
-    if (template === undefined) {
-      template = build(mode);
-      made.set(mode, template);
-    }
-    return template;
   };
 }
 

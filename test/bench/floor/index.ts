@@ -43,6 +43,10 @@ const logLine = (method: string, route: string, started: number) =>
     }),
   );
 
+/** The write floor's one INSERT, which the outbox floor also runs. */
+const INSERT_LEAD =
+  "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
 export default {
   async fetch(request, env) {
     const started = Date.now();
@@ -50,9 +54,7 @@ export default {
     if (pathname === "/write") {
       const lead = (await request.json()) as { firstName?: string; lastName?: string; email?: string };
       const id = crypto.randomUUID();
-      await env.DB.prepare(
-        "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-      )
+      await env.DB.prepare(INSERT_LEAD)
         .bind("org_floor", id, lead.firstName ?? null, lead.lastName ?? null, lead.email ?? null, started)
         .run();
       logLine(request.method, pathname, started);
@@ -70,9 +72,7 @@ export default {
       };
       const body = { id: event, type: "lead.created", timestamp: new Date(started).toISOString(), data };
       await env.DB.batch([
-        env.DB.prepare(
-          "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        ).bind("org_floor", id, data.firstName, data.lastName, data.email, started),
+        env.DB.prepare(INSERT_LEAD).bind("org_floor", id, data.firstName, data.lastName, data.email, started),
         env.DB.prepare(
           "INSERT INTO events (id, org_id, type, created_at, body, enqueued_at) VALUES (?1, ?2, 'lead.created', ?3, ?4, ?3)",
         ).bind(event, "org_floor", started, JSON.stringify(body)),
