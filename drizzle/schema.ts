@@ -52,6 +52,10 @@ export const orgs = sqliteTable("orgs", {
   createdAt: integer("created_at").notNull(),
 });
 
+/** What a key may call (docs/api.md, "Key roles"): fixed when the key is created. */
+export const KEY_ROLES = ["office", "agent", "read"] as const;
+export type KeyRole = (typeof KEY_ROLES)[number];
+
 export const apiKeys = sqliteTable(
   "api_keys",
   {
@@ -61,6 +65,8 @@ export const apiKeys = sqliteTable(
       .references(() => orgs.id),
     // SHA-256 (hex) of the whole key; the key itself is never stored.
     keyHash: text("key_hash").notNull(),
+    // Keys made before roles existed could call everything: the migration makes them office keys.
+    role: text("role", { enum: KEY_ROLES }).notNull().default("office"),
     createdAt: integer("created_at").notNull(),
     revokedAt: integer("revoked_at"),
     lastUsedAt: integer("last_used_at"),

@@ -1,4 +1,6 @@
+import type { KeyRole } from "../drizzle/schema";
 import type { Db } from "./db/client";
+import type { Actor, Channel } from "./db/events";
 import type { HeldKey } from "./db/idempotency";
 import type { Org } from "./db/orgs";
 import type { DeliveryMessage } from "./webhooks/queue";
@@ -14,6 +16,20 @@ export interface Bindings {
   WEBHOOK_SECRET_KEY?: string;
   /** "true" in `.dev.vars` only: the published development key is accepted. */
   LOCAL_DEVELOPMENT?: string;
+  /**
+   * Not a binding: set by a tool transport (src/http/tools.ts) on the request
+   * one tool call runs as, with where that call came from. A client cannot
+   * set it, as it could a header.
+   */
+  TOOL_CALL?: CallOrigin;
+}
+
+/** Where a request or tool call came from (docs/api.md, "The caller of a call"). */
+export interface CallOrigin {
+  channel: Channel;
+  callId: string | null;
+  /** The caller's number as reported, E.164; null when none parsed. */
+  callerPhone: string | null;
 }
 
 export interface Variables {
@@ -21,6 +37,8 @@ export interface Variables {
   /** Set by the auth middleware only: the org every query is scoped to. */
   orgId: string;
   org: Org;
+  /** Set by the auth middleware: the key, its role and where the call came from; every event records it. */
+  actor: Actor & { keyId: string; role: KeyRole };
   db: Db;
   /** The raw JSON body as received (set by the body guard), hashed only for Idempotency-Key matching. */
   rawBody: Uint8Array;

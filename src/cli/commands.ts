@@ -10,6 +10,7 @@ import { findOutOfRangeDates, repairOutOfRangeDates } from "../db/repair";
 import { isPhoneCountry } from "../lib/phones";
 import { isTimeZone } from "../scheduling/schedule";
 import { CATALOGUE_COMMANDS } from "./catalogue";
+import { keyRole } from "./roles";
 import { CliError } from "./errors";
 import { parseAccountsFile, parseScheduleFile } from "./files";
 import { type Command, type Flags, required, WEBHOOK_COMMANDS } from "./webhooks";
@@ -62,7 +63,8 @@ export const COMMANDS: Record<string, Command> = {
     const country = checkCountry(required(f, "country"));
     return found(await setCountry(db, required(f, "org"), country), unknownOrg(f));
   },
-  "key create": async (db, f) => found(await createKey(db, required(f, "org")), unknownOrg(f)),
+  "key create": async (db, f) =>
+    found(await createKey(db, required(f, "org"), keyRole(f.role, "office")), unknownOrg(f)),
   "key revoke": async (db, f) =>
     found(
       await revokeKey(db, required(f, "org"), required(f, "key")),

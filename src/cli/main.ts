@@ -15,7 +15,10 @@ Commands:
                                               create an org and its first API key (country: US by default;
                                               phone numbers without "+" are read in it)
   org update --org ORG --country CC           change the org's country
-  key create --org ORG                        create another key (shown once)
+  key create --org ORG [--role office|agent|read]
+                                              create another key (shown once); office (the default) may call
+                                              everything, agent the agent's operations bound to the caller,
+                                              read every operation that changes nothing
   key revoke --org ORG --key KEYID            revoke a key at once
   key list --org ORG                          list keys (never the secrets)
   accounts import --org ORG --file F          import accounts from .json or .csv, all or nothing
@@ -53,9 +56,10 @@ Commands:
                                               would strand future visits, unless --reassign moves them
   technician list --org ORG                   list technicians, inactive ones too
   technician import --org ORG --file F        import technicians from .json or .csv, all or nothing
-  tools export --platform P --base-url URL --org ORG
+  tools export --platform P --base-url URL --org ORG [--role agent|office|read]
                                               print the tool definitions of a voice platform (vapi, retell,
-                                              elevenlabs, openai) calling URL as ORG; offline, no database
+                                              elevenlabs, openai) calling URL as ORG, those a key of the role
+                                              (agent by default) may call; offline, no database
   demo seed                                   seed the demo org (local state only)`;
 
 async function main(argv: string[]): Promise<number> {
@@ -94,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
       reassign: { type: "boolean" },
       platform: { type: "string" },
       "base-url": { type: "string" },
+      role: { type: "string" },
     },
   });
   const name = positionals.join(" ");

@@ -4,6 +4,7 @@
 import { PLATFORMS, type Platform, toolDefinitions } from "../integrations/definitions";
 import { OPERATIONS } from "../routes";
 import { CliError } from "./errors";
+import { keyRole } from "./roles";
 import { type Flags, required } from "./webhooks";
 
 export function exportTools(flags: Flags): unknown[] {
@@ -18,5 +19,6 @@ export function exportTools(flags: Flags): unknown[] {
   }
   if (!["http:", "https:"].includes(url.protocol) || url.pathname !== "/" || url.search || url.hash)
     throw new CliError(`--base-url must be the service's origin, http(s) with no path (got ${text})`);
-  return toolDefinitions(platform, OPERATIONS, { origin: url.origin, orgId: required(flags, "org") });
+  const role = keyRole(flags.role, "agent");
+  return toolDefinitions(platform, OPERATIONS, { origin: url.origin, orgId: required(flags, "org"), role });
 }

@@ -1,5 +1,5 @@
 import { and, eq, exists, isNull, lt, or } from "drizzle-orm";
-import { apiKeys, orgs } from "../../drizzle/schema";
+import { apiKeys, type KeyRole, orgs } from "../../drizzle/schema";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
 import { toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
@@ -24,6 +24,7 @@ const activeKeyQuery = (db: Db, keyHash: string) =>
       id: apiKeys.id,
       orgId: apiKeys.orgId,
       keyHash: apiKeys.keyHash,
+      role: apiKeys.role,
       lastUsedAt: apiKeys.lastUsedAt,
       name: orgs.name,
       timeZone: orgs.timeZone,
@@ -70,20 +71,20 @@ export async function touchKey(db: Db, keyId: string, now: number, resolutionMs:
     .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, now - resolutionMs))));
 }
 
-/** Another key of the org (shown once), or null when the org does not exist. */
-export async function createKey(db: Db, orgId: string, now = Date.now()) {
+/** Another key of the org (shown once) with its role, or null when the org does not exist. */
+export async function createKey(db: Db, orgId: string, role: KeyRole = "office", now = Date.now()) {
   const keyId = newId("key", now);
   const apiKey = generateApiKey();
   const keyHash = await hashApiKey(apiKey);
   // Conditional on the org existing: one statement, nothing written otherwise.
-  const row = inColumnOrder(apiKeys, { id: keyId, orgId, keyHash, createdAt: now });
+  const row = inColumnOrder(apiKeys, { id: keyId, orgId, keyHash, role, createdAt: now });
   const result = await insertWhere(
     db,
     apiKeys,
     row,
     exists(db.select({ id: orgs.id }).from(orgs).where(eq(orgs.id, orgId))),
   );
-  return result.meta.changes === 1 ? { keyId, apiKey } : null;
+  return result.meta.changes === 1 ? { keyId, apiKey, role } : null;
 }
 
 /** Revokes a key of the org (revoking a revoked key is not an error); null when the org has no such key. */
@@ -109,6 +110,7 @@ export async function listKeys(db: Db, orgId: string) {
   return {
     keys: keys.map((k) => ({
       keyId: k.id,
+      role: k.role,
       createdAt: toIsoOrNull(k.createdAt),
       revokedAt: toIsoOrNull(k.revokedAt),
       lastUsedAt: toIsoOrNull(k.lastUsedAt),

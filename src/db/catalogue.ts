@@ -20,7 +20,7 @@ import {
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
 import type { ServiceOut } from "../schemas/services";
 import { type Db, insertWhere } from "./client";
-import { recordEvent } from "./events";
+import { actorOf, recordEvent } from "./events";
 import { type IncidentRow, incidentView } from "./incidents";
 
 export type ServiceRow = typeof services.$inferSelect;
@@ -572,6 +572,8 @@ function moveStatements(db: Db, orgId: string, { row, to }: Move, timeZone: stri
     state: and(eq(incidents.technicianId, to), eq(incidents.updatedAt, now)),
     data: JSON.stringify(incidentView({ ...row, technicianId: to, updatedAt: now }, timeZone)),
     previous: { technicianId: row.technicianId },
+    // Reassignments follow a change made with the admin CLI (docs/operations.md).
+    actor: actorOf("cli"),
   });
   // Sent to webhooks by the minute's sweep: the CLI has no queue binding.
   return [update, event.insert];

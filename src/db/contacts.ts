@@ -17,6 +17,7 @@ import {
   placeholdersFor,
   preparedWith,
 } from "./client";
+import type { Actor } from "./events";
 import type { HeldKey, Written } from "./idempotency";
 import { hasPhone } from "./phones";
 import { commitWrite } from "./write";
@@ -36,6 +37,8 @@ export interface ContactWrite {
   now: number;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
   held?: HeldKey;
+  /** Who makes the change (its event's actor). */
+  actor: Actor;
 }
 
 // The contact, if its account (when it names one) is one of the org's.
@@ -58,7 +61,7 @@ const insertContact = preparedWith((db, has) =>
  */
 export async function createContact(
   db: Db,
-  { orgId, country, contact, now, held }: ContactWrite,
+  { orgId, country, contact, now, held, actor }: ContactWrite,
 ): Promise<Written | null> {
   const row = inColumnOrder(contacts, {
     ...contact,
@@ -76,7 +79,7 @@ export async function createContact(
     held,
     row: { table: contacts, id: row.id },
     statements: { inserted: insertContact(db, { ...row, account: contact.accountId ?? undefined }) },
-    event: { type: "contact.created", data: body },
+    event: { type: "contact.created", data: body, actor },
     body,
   });
   return applied ? written : null;

@@ -4,12 +4,35 @@
 // subscribed to it, which the write path then sends to the delivery queue.
 import { and, eq, getTableName, gt, isNull, lt, type Placeholder, SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { type EventType, events, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
+import { type EventType, events, type KeyRole, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, insertWhere, keptPer, pageOf, param, prepared, preparedPer } from "./client";
 
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
+
+/** How a change reached the API: a request's transport, the admin CLI, the cron, or a plan booking by itself. */
+export type Channel = "http" | "mcp" | "vapi" | "retell" | "cli" | "cron" | "plan";
+
+/** Who made a change (docs/api.md, "Who made each change"): every event carries it as `actor`. */
+export interface Actor {
+  keyId: string | null;
+  role: KeyRole | null;
+  channel: Channel;
+  /** The platform's id of the call, when one was reported. */
+  callId: string | null;
+  /** The caller's number (E.164) the platform reported, whatever the key's role. */
+  callerPhone: string | null;
+}
+
+/** The actor of a change made without a key: by the admin CLI, the cron or a plan. */
+export const actorOf = (channel: "cli" | "cron" | "plan"): Actor => ({
+  keyId: null,
+  role: null,
+  channel,
+  callId: null,
+  callerPhone: null,
+});
 
 /** An event recorded by a committed change: what the write path sends to the delivery queue. */
 export interface RecordedEvent {
@@ -32,6 +55,8 @@ export interface EventRecord {
   data: string | SQL;
   /** What changed, as it was: an object, or SQL computing its JSON in the batch. */
   previous?: object | SQL;
+  /** Who made the change. */
+  actor: Actor;
   /**
    * The values of the placeholders in `data`, when it is a template: SQL
    * built once, over placeholders only (a module's constant). Its insert is
@@ -57,6 +82,8 @@ interface EventValues {
   type: Value<EventType>;
   now: Value<number>;
   timestamp: Value<string>;
+  /** JSON text of the Actor. */
+  actor: Value<string>;
   rowId: Value<string>;
   data: Value<string> | SQL;
   /** JSON text, or SQL computing it. */
@@ -66,7 +93,7 @@ interface EventValues {
 
 /** The insert of an event (only if row `rowId` is in `state`) and the read of its subscribers' ids. */
 function eventStatements(db: Db, e: EventValues) {
-  const body = sql`json_object('id', ${e.id}, 'type', ${e.type}, 'timestamp', ${e.timestamp}, 'data', json(${e.data})${
+  const body = sql`json_object('id', ${e.id}, 'type', ${e.type}, 'timestamp', ${e.timestamp}, 'actor', json(${e.actor}), 'data', json(${e.data})${
     e.previous === undefined ? sql`` : sql`, 'previous', json(${e.previous})`
   })`;
   const subscribed = sql`EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(e.orgId, e.type)})`;
@@ -108,6 +135,7 @@ const placeholdersOf = (table: WritableTable, data: SQL | undefined, previous: b
   type: param("type"),
   now: param("now"),
   timestamp: param("timestamp"),
+  actor: param("actor"),
   rowId: param("rowId"),
   data: data ?? param("data"),
   previous: previous ? param("previous") : undefined,
@@ -127,9 +155,9 @@ function preparedInsert(table: WritableTable, template: SQL | undefined, previou
  * of a template, runs prepared statements, built once per table or template.
  */
 export function recordEvent(db: Db, record: EventRecord) {
-  const { orgId, type, now, table, rowId, state, data, previous, values: templateValues } = record;
+  const { orgId, type, now, table, rowId, state, data, previous, actor, values: templateValues } = record;
   const id = newId("evt", now);
-  const values = { id, orgId, type, now, timestamp: toIso(now), rowId };
+  const values = { id, orgId, type, now, timestamp: toIso(now), actor: JSON.stringify(actor), rowId };
   const previousJson = previous === undefined || previous instanceof SQL ? previous : JSON.stringify(previous);
   const template = templateValues && (data as SQL);
   let statements: { insert: BatchItem<"sqlite">; endpoints: BatchItem<"sqlite"> };

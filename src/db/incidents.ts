@@ -1,5 +1,5 @@
-import { and, eq, gte, lt, type Placeholder, type SQL, sql } from "drizzle-orm";
-import { accounts, type IncidentStatus, incidents } from "../../drizzle/schema";
+import { and, eq, gte, inArray, isNotNull, lt, or, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { accounts, contacts, type IncidentStatus, incidents } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { arrivalWindowView, timesView } from "../scheduling/slots";
@@ -19,7 +19,9 @@ import {
   prepared,
   preparedWith,
 } from "./client";
+import type { Actor } from "./events";
 import { claimOfHold, type HoldRow } from "./holds";
+import { hasPhone } from "./phones";
 import type { HeldKey, Written } from "./idempotency";
 import { assignee, type PlaceMode, type Placement, placesLeft, placeTemplate, placeValues, roomFor } from "./occupancy";
 
@@ -82,6 +84,8 @@ export interface BookingRequest {
   holdId?: string;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
   held?: HeldKey;
+  /** Who books it (its event's actor). */
+  actor: Actor;
 }
 
 export type Booked = { written: Written } | { written?: undefined; hold?: HoldRow };
@@ -102,7 +106,7 @@ export type Booked = { written: Written } | { written?: undefined; hold?: HoldRo
  * Idempotency-Key that same text is what the batch records.
  */
 export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked> {
-  const { org, placement, open = true, incident, now, holdId, held } = request;
+  const { org, placement, open = true, incident, now, holdId, held, actor } = request;
   const { plan, slot } = placement;
   const id = newId("inc", now);
   const row = inColumnOrder(incidents, {
@@ -131,7 +135,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
       held,
       row: { table: incidents, id },
       statements: { inserted: template.insert(db, values) },
-      event: { type: "incident.created", data: template.view },
+      event: { type: "incident.created", data: template.view, actor },
       body: template.remaining,
       values,
     });
@@ -154,7 +158,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
     held,
     row: { table: incidents, id },
     statements: hold ? { hold: hold.read, inserted: insert, used: hold.use(id) } : { inserted: insert },
-    event: { type: "incident.created", data: booked },
+    event: { type: "incident.created", data: booked, actor },
     body: hold ? sql`json_set(${remaining}, '$.holdExpired', ${hold.expired(id)})` : remaining,
   });
   return applied ? { written } : { hold: (results as { hold?: HoldRow[] }).hold?.[0] };
@@ -196,16 +200,47 @@ function bookingTemplate(mode: PlaceMode) {
 /** The booking templates, one per mode, each made on the first booking of its mode (not at startup). */
 const bookingTemplates = keptPer(bookingTemplate);
 
-const incidentById = prepared((db) =>
+/**
+ * The incidents of a caller (docs/api.md, "The caller of a call"): its phone
+ * is the caller's, or its account is one the caller's number matches — by the
+ * account's own phones or by a contact of it with that number, every such
+ * account. Each branch names the org, so each reads its own index.
+ */
+export function ofCaller(db: Db, orgId: Bound, phone: Bound): SQL {
+  const linked = db
+    .select({ id: contacts.accountId })
+    .from(contacts)
+    .where(and(hasPhone(contacts, orgId, phone), isNotNull(contacts.accountId)));
+  const own = db.select({ id: accounts.id }).from(accounts).where(hasPhone(accounts, orgId, phone));
+  return or(
+    and(eq(incidents.orgId, orgId), eq(incidents.phone, phone)),
+    and(eq(incidents.orgId, orgId), inArray(incidents.accountId, own)),
+    and(eq(incidents.orgId, orgId), inArray(incidents.accountId, linked)),
+  ) as SQL;
+}
+
+const incidentById = preparedWith((db, has) =>
   db
     .select()
     .from(incidents)
-    .where(and(eq(incidents.orgId, param("orgId")), eq(incidents.id, param("id"))))
+    .where(
+      and(
+        eq(incidents.orgId, param("orgId")),
+        eq(incidents.id, param("id")),
+        has("caller") ? ofCaller(db, param("orgId"), param("caller")) : undefined,
+      ),
+    )
     .limit(1),
 );
 
-export async function getIncident(db: Db, orgId: string, id: string): Promise<IncidentRow | undefined> {
-  return incidentById(db, { orgId, id }).get();
+/** The incident, if the org has it — and, for a call bound to `caller`, only if it is the caller's. */
+export async function getIncident(
+  db: Db,
+  orgId: string,
+  id: string,
+  caller?: string,
+): Promise<IncidentRow | undefined> {
+  return incidentById(db, { orgId, id, caller }).get();
 }
 
 export interface IncidentChange {
@@ -217,6 +252,7 @@ export interface IncidentChange {
   /** A move: where the visit goes, which must have room for it (the incident itself not counted). */
   move?: Placement;
   held?: HeldKey;
+  actor: Actor;
 }
 
 /**
@@ -232,7 +268,7 @@ export interface IncidentChange {
  */
 export async function changeIncident(
   db: Db,
-  { org, seen, changed, move, held }: IncidentChange,
+  { org, seen, changed, move, held, actor }: IncidentChange,
 ): Promise<{ written: Written } | { written?: undefined; current: IncidentRow | undefined }> {
   const { status, startsAt, endsAt, occupiedUntil, updatedAt, cancelledAt, cancelReason } = changed;
   const census = { org, now: updatedAt, except: seen.id };
@@ -285,7 +321,7 @@ export async function changeIncident(
     held,
     row: { table: incidents, id: seen.id, state },
     statements: { updated: update, current },
-    event: { type: move ? "incident.rescheduled" : "incident.cancelled", data: body, previous },
+    event: { type: move ? "incident.rescheduled" : "incident.cancelled", data: body, previous, actor },
     body,
   });
   return applied ? { written } : { current: results.current[0] };
@@ -306,6 +342,8 @@ export interface IncidentFilters {
 export interface IncidentPageQuery {
   orgId: string;
   filters: IncidentFilters;
+  /** A bound call's caller: only the caller's incidents are read. */
+  caller?: string;
   after?: CursorPosition;
   limit: number;
 }
@@ -330,6 +368,7 @@ const incidentPage = preparedWith((db, has) =>
         has("updatedSince") ? gte(incidents.updatedAt, param("updatedSince")) : undefined,
         has("technicianId") ? eq(incidents.technicianId, param("technicianId")) : undefined,
         has("serviceId") ? eq(incidents.serviceId, param("serviceId")) : undefined,
+        has("caller") ? ofCaller(db, param("orgId"), param("caller")) : undefined,
         has("afterAt") ? afterCursor(incidents.startsAt, incidents.id) : undefined,
       ),
     )
@@ -337,7 +376,7 @@ const incidentPage = preparedWith((db, has) =>
     .limit(param("limit")),
 );
 
-export async function listIncidents(db: Db, { orgId, filters, after, limit }: IncidentPageQuery) {
+export async function listIncidents(db: Db, { orgId, filters, caller, after, limit }: IncidentPageQuery) {
   const { from, to, status, accountId, phone, updatedSince, technicianId, serviceId } = filters;
   const rows = await incidentPage(db, {
     orgId,
@@ -351,6 +390,7 @@ export async function listIncidents(db: Db, { orgId, filters, after, limit }: In
     updatedSince,
     technicianId,
     serviceId,
+    caller,
     ...afterOf(after),
     limit: limit + 1,
   }).all();

@@ -5,6 +5,7 @@ import { phoneColumnsOf } from "../lib/phones";
 import type { Lead, NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder, placeholdersFor, prepared } from "./client";
 import type { HeldKey, Written } from "./idempotency";
+import type { Actor } from "./events";
 import { commitWrite } from "./write";
 
 type LeadRow = typeof leads.$inferSelect;
@@ -17,12 +18,14 @@ export interface LeadWrite {
   now: number;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
   held?: HeldKey;
+  /** Who creates it (its event's actor). */
+  actor: Actor;
 }
 
 const insertLead = prepared((db) => db.insert(leads).values(placeholdersFor(leads) as typeof leads.$inferInsert));
 
 /** Stores a lead and its lead.created event and returns its JSON, in one round trip. */
-export async function createLead(db: Db, { orgId, country, lead, now, held }: LeadWrite): Promise<Written> {
+export async function createLead(db: Db, { orgId, country, lead, now, held, actor }: LeadWrite): Promise<Written> {
   const row = inColumnOrder(leads, {
     ...lead,
     ...phoneColumnsOf(lead, country),
@@ -37,7 +40,7 @@ export async function createLead(db: Db, { orgId, country, lead, now, held }: Le
     held,
     row: { table: leads, id: row.id },
     statements: { inserted: insertLead(db, row) },
-    event: { type: "lead.created", data: body },
+    event: { type: "lead.created", data: body, actor },
     body,
   });
   return written;

@@ -6,7 +6,7 @@ import { and, eq, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { EventType, WritableTable } from "../../drizzle/schema";
 import { type Db, param, prepared, preparedPer } from "./client";
-import { recordEvent } from "./events";
+import { type Actor, recordEvent } from "./events";
 import { type HeldKey, recordWithWrite, rowInState, type Written, writeBatch } from "./idempotency";
 
 type Statements = Record<string, BatchItem<"sqlite">>;
@@ -22,8 +22,8 @@ export interface Write<S extends Statements> {
   row: { table: WritableTable; id: string; state?: SQL };
   /** The change and any reads after it, by name, in the order they run. */
   statements: S;
-  /** Its event; none for a write the API does not publish (a hold). */
-  event?: { type: EventType; data: string | SQL; previous?: object | SQL };
+  /** Its event, and who made the change; none for a write the API does not publish (a hold). */
+  event?: { type: EventType; data: string | SQL; previous?: object | SQL; actor: Actor };
   /** The 200 JSON answer: text, or SQL when only the batch knows some of it. */
   body: string | SQL;
   /**

@@ -23,6 +23,21 @@ export const PROBLEMS = {
     title: "Authentication required",
     description: "a header missing or empty, an unknown or revoked key, or a key of another organisation",
   },
+  forbidden: {
+    status: 403,
+    title: "Forbidden for this key's role",
+    description: "the key's role may not call this operation; see role (office, agent or read)",
+  },
+  caller_mismatch: {
+    status: 403,
+    title: "Not the caller's",
+    description: "an agent key named a phone other than its call's caller; nothing was read",
+  },
+  caller_unknown: {
+    status: 403,
+    title: "Caller unknown",
+    description: "an agent key's call reported no valid caller's number, which this operation is bound to",
+  },
   not_found: { status: 404, title: "Not found", description: "no such path" },
   account_not_found: {
     status: 404,

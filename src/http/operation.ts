@@ -4,6 +4,7 @@
 // tool list are all read off these declarations.
 import type { Context } from "hono";
 import type * as z from "zod";
+import type { KeyRole } from "../../drizzle/schema";
 import type { AppEnv } from "../env";
 import type { ProblemCode } from "./errors";
 
@@ -33,6 +34,12 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
    * once). The MCP tool annotations and the document's `x-read-only` say so.
    */
   effect: "read" | "create" | "change";
+  /**
+   * The key roles that may call it (docs/api.md, "Key roles"): checked once,
+   * after routing and before the rate limit; MCP's tool list, the voice
+   * platforms' tools and the document read it too.
+   */
+  roles: readonly KeyRole[];
   summary: string;
   description: string;
   /** The JSON body of a POST (every POST has one, if only `{}`): the body guard and validation come with it. */
@@ -68,6 +75,9 @@ export function toolAnnotations(op: Operation) {
     openWorldHint: false,
   };
 }
+
+/** Whether a key of `role` may call the operation. */
+export const mayCall = (op: Operation, role: KeyRole) => op.roles.includes(role);
 
 /** Hono's form of an OpenAPI path template: `/accounts/{id}` → `/accounts/:id`. */
 export const routePath = (template: string) => template.replace(/\{(\w+)\}/g, ":$1");

@@ -3,12 +3,14 @@
 // optional `idempotencyKey` on write tools), and one call of it run as the
 // operation's own HTTP request inside this worker, so that every tool
 // transport (MCP, Vapi, Retell) gets the very same validation, answers,
-// problem documents and idempotency as HTTP. The request that carried the
-// calls was rate-limited once; the calls themselves are not.
+// problem documents, role check and idempotency as HTTP. Each call reaches
+// its operation with the origin its transport read (channel, call id,
+// caller), for the binding and the events' actor; the transport counted the
+// call against the rate limit already (docs/api.md, "One request, bounded work").
 import type { Context } from "hono";
 import * as z from "zod";
 import { BOOKMARK_HEADER } from "../db/client";
-import type { AppEnv, Bindings } from "../env";
+import type { AppEnv, Bindings, CallOrigin } from "../env";
 import type { Operation } from "./operation";
 import { problemResponse, validationFailed } from "./problem";
 
@@ -113,20 +115,28 @@ function operationRequest(
   return new Request(url, { method: "GET", headers });
 }
 
+// The transport counted the call already.
 const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
+
+/** How a tool call runs: where it came from, and the D1 session it continues. */
+export interface ToolCall {
+  origin: CallOrigin;
+  /** Chains the calls' D1 sessions. */
+  bookmark?: string;
+}
 
 /**
  * Runs one call of `op` with `args` as its own request: the operation's
  * status and JSON body (a problem document on failure). A write tool's
  * `idempotencyKey` argument is that call's Idempotency-Key, in place of the
- * carrying request's header. `bookmark` chains the calls' D1 sessions.
+ * carrying request's header.
  */
 export async function runTool(
   c: Context<AppEnv>,
   fetchApp: FetchApp,
   op: Operation,
   args: Record<string, unknown>,
-  bookmark?: string,
+  { origin, bookmark }: ToolCall,
 ): Promise<Response> {
   let idempotencyKey: string | undefined;
   if (isWriteTool(op) && Object.hasOwn(args, IDEMPOTENCY_ARGUMENT)) {
@@ -141,5 +151,5 @@ export async function runTool(
     }
   }
   const request = operationRequest(c, op, args, { bookmark, idempotencyKey });
-  return fetchApp(request, { ...c.env, RATE_LIMITER: UNLIMITED }, c.executionCtx);
+  return fetchApp(request, { ...c.env, RATE_LIMITER: UNLIMITED, TOOL_CALL: origin }, c.executionCtx);
 }

@@ -5,27 +5,13 @@
 // its platform's type allows and drops the rest; the API still enforces every
 // rule when called.
 import type * as z from "zod";
-import type { Operation } from "../http/operation";
+import type { KeyRole } from "../../drizzle/schema";
+import { mayCall, type Operation } from "../http/operation";
 import { isWriteTool, jsonSchema, toolInputSchema } from "../http/tools";
 
 export const PLATFORMS = ["vapi", "retell", "elevenlabs", "openai"] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
-/** The operations an agent on a call uses, by tool name, in the order a call meets them. */
-export const AGENT_TOOLS = [
-  "get_call_context",
-  "find_caller",
-  "list_services",
-  "find_available_appointments",
-  "check_booking_availability",
-  "hold_slot",
-  "release_hold",
-  "create_incident",
-  "get_incident",
-  "list_incidents",
-  "cancel_incident",
-  "reschedule_incident",
-] as const;
 
 /** Where the key goes: the platform's secret or variable, never a real key. */
 export const API_KEY_PLACEHOLDER = "{{FIELD_SERVICE_API_KEY}}";
@@ -38,6 +24,8 @@ export interface Target {
   /** The origin the tools call (the one the request came to). */
   origin: string;
   orgId: string;
+  /** The role of the key asking: only the tools it may call are defined. */
+  role: KeyRole;
 }
 
 type Json = Record<string, unknown>;
@@ -103,7 +91,7 @@ export interface ElevenLabsTool {
   api_schema: {
     url: string;
     method: "GET" | "POST";
-    request_headers: Record<string, string>;
+    request_headers: Record<string, string | { variable_name: string }>;
     path_params_schema?: Record<string, ElevenLabsLiteral>;
     query_params_schema?: { properties: Record<string, ElevenLabsLiteral>; required: string[] };
     request_body_schema?: {
@@ -248,7 +236,12 @@ function elevenlabs(op: Operation, target: Target): ElevenLabsTool {
     api_schema: {
       url: `${target.origin}${op.path}`,
       method: op.method === "get" ? "GET" : "POST",
-      request_headers: headers(target),
+      // ElevenLabs fills these from its system variables: the caller's number and the conversation.
+      request_headers: {
+        ...headers(target),
+        "X-Caller-Phone": { variable_name: "system__caller_id" },
+        "X-Call-Id": { variable_name: "system__conversation_id" },
+      },
       ...(path && { path_params_schema: literals(path) }),
       ...(query && Object.keys(query.properties ?? {}).length > 0
         ? { query_params_schema: { properties: literals(query), required: query.required ?? [] } }
@@ -281,14 +274,15 @@ const BUILDERS: { [P in Platform]: (op: Operation, target: Target) => ToolOf[P] 
   openai: (op) => openai(op),
 };
 
-/** The agent tools this deployment has, as `platform`'s definitions calling `target`. */
+/**
+ * The agent's tools (the operations a key of role `agent` may call) that the
+ * target's key may call, as `platform`'s definitions calling `target`.
+ */
 export function toolDefinitions<P extends Platform>(
   platform: P,
   operations: readonly Operation[],
   target: Target,
 ): ToolOf[P][] {
-  const chosen = AGENT_TOOLS.map((tool) => operations.find((op) => op.tool === tool)).filter(
-    (op): op is Operation => op !== undefined,
-  );
+  const chosen = operations.filter((op) => mayCall(op, "agent") && mayCall(op, target.role));
   return chosen.map((op) => BUILDERS[platform](op, target));
 }

@@ -1,17 +1,20 @@
 // Voice-agent platforms (docs/voice-agents.md): the tool definitions to paste
-// into each, and the request shapes Vapi and Retell call tools with. Every
-// call runs its operation as MCP does (src/http/tools.ts): the same
-// validation, answers, problem documents and idempotency as HTTP, the
-// carrying request rate-limited once.
+// into each (those the key's role may call), and the request shapes Vapi and
+// Retell call tools with. Every call runs its operation as MCP does
+// (src/http/tools.ts): the same role check, validation, answers, problem
+// documents and idempotency as HTTP, with the caller and call id the
+// platform's envelope reports; each call counts once against the rate limit.
 import { type Context, Hono } from "hono";
 import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
 import { isJsonObject as isObject, readJsonObject } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import type { Operation } from "../http/operation";
+import { originOf } from "../http/caller";
 import { ApiError, problemResponse, validationFailed } from "../http/problem";
 import { type FetchApp, runTool } from "../http/tools";
-import { rateLimit } from "../middleware/rate-limit";
+import { permitted } from "../middleware/mount";
+import { countCall, rateLimit, rateLimited } from "../middleware/rate-limit";
 import { PLATFORMS, toolDefinitions } from "./definitions";
 
 // The platforms send the whole call (its transcript too) beside the tool's
@@ -40,6 +43,24 @@ async function problemText(c: Context<AppEnv>, error: ApiError): Promise<string>
   return problemResponse(c, error).text();
 }
 
+/** At most this many tool calls in one Vapi message: one request, bounded work. */
+export const MAX_VAPI_CALLS = 10;
+
+/** Vapi's call (`message.call`): its id, and the customer's number, else the message's own customer. */
+function vapiOrigin(c: Context<AppEnv>, body: Record<string, unknown>) {
+  const message = isObject(body.message) ? body.message : {};
+  const call = isObject(message.call) ? message.call : {};
+  const number = (customer: unknown) => (isObject(customer) ? customer.number : undefined);
+  return originOf(c, "vapi", { callId: call.id, numbers: [number(call.customer), number(message.customer)] });
+}
+
+/** Retell's call object: its id, and the caller — the `to_number` of an outbound call, else the `from_number`. */
+function retellOrigin(c: Context<AppEnv>, body: Record<string, unknown>) {
+  const call = isObject(body.call) ? body.call : {};
+  const caller = call.direction === "outbound" ? call.to_number : call.from_number;
+  return originOf(c, "retell", { callId: call.call_id, numbers: [caller] });
+}
+
 interface VapiCall {
   id: string;
   name: string;
@@ -56,6 +77,15 @@ function vapiCalls(body: Record<string, unknown>): VapiCall[] {
         path: "message",
         code: "invalid_format",
         message: 'must be Vapi\'s tool-calls message: {"type":"tool-calls","toolCallList":[…]}',
+      },
+    ]);
+  }
+  if (list.length > MAX_VAPI_CALLS) {
+    throw validationFailed([
+      {
+        path: "message.toolCallList",
+        code: "too_big",
+        message: `must hold at most ${MAX_VAPI_CALLS} tool calls; nothing was run`,
       },
     ]);
   }
@@ -86,20 +116,38 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
         if (new URL(c.req.url).search !== "")
           throw validationFailed([{ path: "query", code: "unknown_field", message: "takes no query parameters" }]);
         const origin = new URL(c.req.url).origin;
-        return c.json(toolDefinitions(platform, operations, { origin, orgId: c.get("orgId") }), 200);
+        const target = { origin, orgId: c.get("orgId"), role: c.var.actor.role };
+        return c.json(toolDefinitions(platform, operations, target), 200);
       })
       .all(`/${platform}/tools`, methodNotAllowed("GET"));
   routes
     // Vapi: every call of the message in order, each answered in `results`, never a failed request.
-    .post("/vapi/tool-calls", rateLimit, async (c) => {
-      const calls = vapiCalls(await platformBody(c));
+    .post("/vapi/tool-calls", async (c) => {
+      // Each call counts against the rate limit; a message whose calls cannot be read counts once.
+      let body: Record<string, unknown>;
+      let calls: VapiCall[];
+      try {
+        body = await platformBody(c);
+        calls = vapiCalls(body);
+      } catch (error) {
+        if (!(await countCall(c))) throw rateLimited(c);
+        throw error;
+      }
+      const origin = vapiOrigin(c, body);
       let bookmark = c.req.header(BOOKMARK_HEADER);
       const results: Record<string, string>[] = [];
+      let limited = false;
       for (const call of calls) {
         const op = byTool(call.name);
         const args = argumentsOf(call.args);
         const answer = (outcome: { result: string } | { error: string }) =>
           results.push({ toolCallId: call.id, name: call.name, ...outcome });
+        // Over the limit: this call and every later one are not run.
+        limited ||= !(await countCall(c));
+        if (limited) {
+          answer({ error: await problemText(c, rateLimited(c)) });
+          continue;
+        }
         if (!op) {
           answer({ error: await problemText(c, new ApiError("not_found", `No tool named ${call.name}`)) });
           continue;
@@ -111,7 +159,7 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
           });
           continue;
         }
-        const response = await runTool(c, fetchApp, op, args, bookmark);
+        const response = await runTool(c, fetchApp, op, args, { origin, bookmark });
         bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
         const text = await response.text();
         answer(response.ok ? { result: text } : { error: text });
@@ -124,7 +172,7 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
     const tool = op.tool;
     // Retell: one custom function's call, answered with its operation's own status and body.
     routes
-      .post(`/retell/${tool}`, rateLimit, async (c) => {
+      .post(`/retell/${tool}`, permitted(op), rateLimit, async (c) => {
         const body = await platformBody(c);
         const args = argumentsOf(body.args);
         if (body.name !== undefined && body.name !== tool)
@@ -135,7 +183,8 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
           throw validationFailed([
             { path: "args", code: "invalid_type", message: "must be an object of the tool's arguments" },
           ]);
-        const response = await runTool(c, fetchApp, op, args, c.req.header(BOOKMARK_HEADER));
+        const origin = retellOrigin(c, body);
+        const response = await runTool(c, fetchApp, op, args, { origin, bookmark: c.req.header(BOOKMARK_HEADER) });
         return new Response(response.body, response);
       })
       .all(`/retell/${tool}`, methodNotAllowed("POST"));

@@ -6,12 +6,12 @@ import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import type { Operation } from "../http/operation";
 import type { FetchApp } from "../http/tools";
-import { rateLimit } from "../middleware/rate-limit";
 
 export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
   // Stateless (docs/api.md, "MCP"): no sessions, no message of its own to stream, so
   // GET (the optional SSE stream) and DELETE (ending a session) are 405.
   return new Hono<AppEnv>()
-    .post("/", rateLimit, async (c) => (await import("./server")).serveMcp(c, fetchApp, operations))
+    // The server counts the request's tool calls against the rate limit (or the request, with none).
+    .post("/", async (c) => (await import("./server")).serveMcp(c, fetchApp, operations))
     .all("/", methodNotAllowed("POST"));
 }

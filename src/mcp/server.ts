@@ -3,7 +3,9 @@
 // tool is an operation declared in src/routes (see operation.ts); a call is
 // dispatched to that operation's own route inside this worker, so tools get
 // the very same validation, results, problem documents and idempotency as
-// HTTP. The /mcp request was rate-limited once; its inner calls are not.
+// HTTP. Each tool call counts once against the rate limit, the request itself
+// only when it carries none (docs/api.md, "One request, bounded work"); the
+// tool list holds only the tools of the key's role.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -12,8 +14,11 @@ import type { Context } from "hono";
 import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
 import { isJsonObject as isObject, readCapped } from "../http/body";
-import { type Operation, toolAnnotations } from "../http/operation";
+import type { KeyRole } from "../../drizzle/schema";
+import { originOf } from "../http/caller";
+import { mayCall, type Operation, toolAnnotations } from "../http/operation";
 import { type FetchApp, jsonSchema, runTool, toolInputSchema } from "../http/tools";
+import { countCall, rateLimited } from "../middleware/rate-limit";
 
 function toolOf(op: Operation) {
   return {
@@ -26,12 +31,13 @@ function toolOf(op: Operation) {
   };
 }
 
-let toolList: ReturnType<typeof toolOf>[] | undefined;
-/** The tool list, built on the first tools/list of the isolate (its operations are the app's, fixed). */
-const tools = (operations: readonly Operation[]) => {
-  toolList ??= operations.map(toolOf);
-  return toolList;
-};
+const toolLists = new Map<KeyRole, ReturnType<typeof toolOf>[]>();
+/** The tools a role may call, built on the role's first tools/list of the isolate (its operations are the app's, fixed). */
+function tools(operations: readonly Operation[], role: KeyRole) {
+  let list = toolLists.get(role);
+  if (!list) toolLists.set(role, (list = operations.filter((op) => mayCall(op, role)).map(toolOf)));
+  return list;
+}
 
 // The SDK transport's own limit, which reading the body here must keep; each
 // tool call's body is then held to the API's 64 KiB by its route.
@@ -47,6 +53,8 @@ const NO_ELICITATION: jsonSchemaValidator = {
 };
 
 interface SentCalls {
+  /** How many tools/call messages the body holds, usable or not: each counts against the rate limit. */
+  count: number;
   /** Tool arguments by JSON-RPC id, exactly as parsed from the body. */
   args: Map<unknown, Record<string, unknown>>;
   /** Why a call's params are unusable, by JSON-RPC id. */
@@ -62,9 +70,10 @@ interface SentCalls {
  * and answered by the tool handler as invalid params (-32602) in a sentence.
  */
 function readCalls(body: unknown): SentCalls {
-  const calls: SentCalls = { args: new Map(), invalid: new Map() };
+  const calls: SentCalls = { count: 0, args: new Map(), invalid: new Map() };
   for (const message of Array.isArray(body) ? body : [body]) {
     if (!isObject(message) || message.method !== "tools/call") continue;
+    calls.count++;
     const { params } = message;
     const args = isObject(params) ? params.arguments : undefined;
     const problem = !isObject(params)
@@ -96,7 +105,8 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operation
     { name: "field-service-api", version: "1.0.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools(operations) }));
+  const { role } = c.var.actor;
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools(operations, role) }));
   let body: unknown;
   let request = c.req.raw;
   const text = new TextDecoder().decode(await readCapped(c.req.raw, MCP_MAX_BODY_BYTES));
@@ -107,13 +117,15 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operation
     request = new Request(c.req.raw, { body: text });
   }
   const sent = readCalls(body);
+  for (let i = 0; i < Math.max(1, sent.count); i++) if (!(await countCall(c))) throw rateLimited(c);
+  const origin = originOf(c, "mcp");
   server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
     const invalid = sent.invalid.get(extra.requestId);
     if (invalid) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${invalid}`);
     const op = operations.find((o) => o.tool === params.name);
     if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     const args = sent.args.get(extra.requestId) ?? params.arguments ?? {};
-    const response = await runTool(c, fetchApp, op, args, bookmark);
+    const response = await runTool(c, fetchApp, op, args, { origin, bookmark });
     returned = response.headers.get(BOOKMARK_HEADER) ?? returned;
     bookmark = returned ?? bookmark;
     const text = await response.text();

@@ -6,6 +6,8 @@ import { createMiddleware } from "hono/factory";
 import { findKeyWithCatalogue, orgOfKey, touchKey } from "../db/api-keys";
 import type { Db } from "../db/client";
 import type { AppEnv, Org } from "../env";
+import type { KeyRole } from "../../drizzle/schema";
+import { originOf } from "../http/caller";
 import { ApiError } from "../http/problem";
 import { API_KEY_PATTERN, constantTimeEqual, hashApiKey } from "../lib/api-keys";
 
@@ -26,6 +28,7 @@ const AUTH_CACHE_MAX_KEYS = 1_000;
 
 interface Verified {
   keyId: string;
+  role: KeyRole;
   org: Org;
   lastUsedAt: number | null;
   expiresAt: number;
@@ -50,6 +53,7 @@ async function verify(db: Db, key: string, orgId: string, now: number) {
     return undefined;
   const entry: Verified = {
     keyId: found.key.id,
+    role: found.key.role,
     org: orgOfKey(found.key, found.catalogue),
     lastUsedAt: found.key.lastUsedAt,
     expiresAt: now + AUTH_CACHE_TTL_MS,
@@ -75,6 +79,9 @@ export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
   if (!found || !constantTimeEqual(found.org.id, orgId)) throw unauthenticated();
   c.set("orgId", found.org.id);
   c.set("org", found.org);
+  // A tool call's origin was read by its transport from the platform's envelope; a request's, from its headers.
+  const origin = c.env.TOOL_CALL ?? originOf(c, "http");
+  c.set("actor", { keyId: found.keyId, role: found.role, ...origin });
   if (found.lastUsedAt === null || found.lastUsedAt < now - LAST_USED_RESOLUTION_MS) {
     found.lastUsedAt = now;
     // Off the response path; a failed hint write must not fail the request.

@@ -31,7 +31,10 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   }
   const url = new URL(c.req.url);
   const bodyHash = await sha256Hex(c.get("rawBody") ?? new Uint8Array());
-  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}`);
+  // A bound call's caller is part of its request: another caller's retry with the key never replays this answer.
+  const { role, callerPhone } = c.var.actor;
+  const bound = role === "agent" ? ` ${callerPhone}` : "";
+  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}${bound}`);
   const { db, orgId } = c.var;
   const held: HeldKey = { orgId, key, claimedAt: Date.now(), requestHash };
   c.set("heldKey", held);

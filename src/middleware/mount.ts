@@ -2,11 +2,13 @@
 // behind the middleware it needs, in the order of docs/api.md ("Errors":
 // order of checks), and answers 405 with Allow for other methods on their paths.
 import type { Hono, MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
 import * as z from "zod";
 import type { AppEnv } from "../env";
 import { jsonBody } from "../http/body";
 import { methodNotAllowed } from "../http/method-not-allowed";
-import { type Operation, routePath } from "../http/operation";
+import { forbidden } from "../http/caller";
+import { mayCall, type Operation, routePath } from "../http/operation";
 import { validate, validateAll } from "../http/validate";
 import { once } from "../lib/once";
 import { idempotency } from "./idempotency";
@@ -16,8 +18,9 @@ const noQuery = once(() => z.strictObject({}));
 
 /**
  * The middleware an operation needs, in the order of checks of docs/api.md
- * ("Errors"), after authentication and routing: rate limit (429), the body
- * guard (415, 413, 400), validation (422), then Idempotency-Key on every POST.
+ * ("Errors"), after authentication and routing: the key's role (403), rate
+ * limit (429), the body guard (415, 413, 400), validation (422), then
+ * Idempotency-Key on every POST.
  */
 function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
   const validation = validateAll([
@@ -26,8 +29,15 @@ function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
     validate("query", op.query ?? noQuery),
     op.params && validate("param", op.params),
   ]);
-  return [rateLimit, ...(op.body ? [jsonBody] : []), validation, ...(op.method === "post" ? [idempotency] : [])];
+  return [permitted(op), rateLimit, ...(op.body ? [jsonBody] : []), validation, ...(op.method === "post" ? [idempotency] : [])];
 }
+
+/** 403 forbidden unless the key's role may call the operation. */
+export const permitted = (op: Operation) =>
+  createMiddleware<AppEnv>(async function permitted(c, next) {
+    if (!mayCall(op, c.var.actor.role)) throw forbidden(c.var.actor.role);
+    await next();
+  });
 
 /** Routes every operation, then answers 405 (with Allow) for any other method on their paths. */
 export function mountOperations(app: Hono<AppEnv>, operations: readonly Operation[]) {

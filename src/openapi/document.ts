@@ -3,7 +3,8 @@
 import * as z from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from "zod-openapi";
 import { EVERY_OPERATION, PROBLEMS, type ProblemCode, type ProblemEntry, WITH_BODY } from "../http/errors";
-import type { Operation } from "../http/operation";
+import { KEY_ROLES } from "../../drizzle/schema";
+import { mayCall, type Operation } from "../http/operation";
 import { slotUnavailable } from "../schemas/ai-agent";
 import { health, problem } from "../schemas/common";
 import { incidentNotChangeable } from "../schemas/incidents";
@@ -41,6 +42,8 @@ function problemResponses(op: Operation): ZodOpenApiResponsesObject {
     ...EVERY_OPERATION,
     ...(op.method === "post" ? WITH_BODY : ["validation_failed" as const]),
     ...(op.errors ?? []),
+    // A key of a role not listed is refused before anything else is checked.
+    ...(KEY_ROLES.every((role) => mayCall(op, role)) ? [] : ["forbidden" as const]),
   ];
   const byStatus = new Map<number, ProblemCode[]>();
   for (const code of new Set(codes))
@@ -79,9 +82,11 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
     operationId: op.operationId,
     // Whether the operation never writes: the same fact as its MCP tool's readOnlyHint.
     "x-read-only": op.effect === "read",
+    // The key roles that may call it (docs/api.md, "Key roles"); another role's key is 403 forbidden.
+    "x-roles": [...op.roles],
     tags: [op.tag],
     summary: op.summary,
-    description: op.description,
+    description: `${op.description}\n\nKey roles: ${op.roles.join(", ")}.`,
     requestParams: {
       ...(op.query ? { query: op.query() as z.ZodObject } : {}),
       ...(op.params ? { path: op.params() as z.ZodObject } : {}),

@@ -15,6 +15,7 @@ export const accountOperations = [
     path: "/api/v1/accounts/{id}",
     tag: "Accounts",
     effect: "read",
+    roles: ["office", "read"],
     summary: "Get an account",
     description:
       "One account of your organisation. An unknown id, a malformed id and another organisation's id all answer 404 account_not_found.",

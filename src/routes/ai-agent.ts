@@ -5,6 +5,7 @@ import { findCaller } from "../db/callers";
 import { type HoldRow, holdPlace, liveHolds, MAX_LIVE_HOLDS, releaseHold } from "../db/holds";
 import { bookSlot } from "../db/incidents";
 import { defineOperation } from "../http/operation";
+import { boundCaller, callerMismatch } from "../http/caller";
 import { holdLimitReached, slotUnavailable, validationFailed } from "../http/problem";
 import { e164OrFail, planOrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
@@ -33,6 +34,7 @@ export const aiAgentOperations = [
     path: "/api/v1/ai-agent/available-appointments",
     tag: "ai-agent",
     effect: "read",
+    roles: ["office", "agent", "read"],
     summary: "Find available appointment slots",
     description:
       "The first `limit` (default 10) bookable slots starting at or after `dateTime` (earlier values are lifted to now + minimum notice), ascending, within the booking horizon, for the visit's service (`serviceId`, else the one whose keyword is `insectName`, else the default) at `postalCode`. An empty list is a valid answer.",
@@ -68,6 +70,7 @@ export const aiAgentOperations = [
     path: "/api/v1/ai-agent/is-booking-available",
     tag: "ai-agent",
     effect: "read",
+    roles: ["office", "agent", "read"],
     summary: "Check whether one slot can be booked",
     description:
       "Answers for exactly the slot that starts at `dateTime`: `available`, the `reason` when not (in_the_past, beyond_horizon, closed, not_a_slot_start, out_of_service_area, no_qualified_technician, too_soon, fully_booked — the first that applies), the slot itself, and up to 3 bookable alternatives after it.",
@@ -137,6 +140,7 @@ export const aiAgentOperations = [
     path: "/api/v1/ai-agent/create-incident",
     tag: "ai-agent",
     effect: "create",
+    roles: ["office", "agent"],
     summary: "Log an incident and book its visit",
     description:
       "Logs a pest or service incident and books the visit that starts at `dateTime`, atomically: never beyond capacity, and with technicians, assigned to an eligible technician free for the whole visit (never two overlapping visits for one technician). If the slot cannot be booked nothing is stored and the answer is 409 `slot_unavailable` with `reason` and `alternatives`. `clientName` is linked to the account of that name (case-insensitive) when exactly one exists.",
@@ -152,8 +156,10 @@ export const aiAgentOperations = [
     responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
     errors: ["slot_unavailable"],
     handler: async (c, { body: { dateTime, phone, serviceId, holdId, ...details } }) => {
-      const { db, org, heldKey } = c.var;
-      const incident = { ...details, phone: phone === null ? null : e164OrFail(phone, org.country) };
+      const { db, org, heldKey, actor } = c.var;
+      // An agent's booking with no phone is the caller's (a reported one); another phone is kept as given.
+      const given = phone === null ? null : e164OrFail(phone, org.country);
+      const incident = { ...details, phone: given ?? (actor.role === "agent" ? actor.callerPhone : null) };
       const plan = planOrFail(org, { serviceId, insectName: details.insectName, postalCode: details.postalCode });
       const now = Date.now();
       const { slot, reason } = assessVisit(plan, now, dateTime);
@@ -170,6 +176,7 @@ export const aiAgentOperations = [
               now,
               holdId: holdId ?? undefined,
               held: heldKey,
+              actor,
             })
           : {};
       if (booked.written) return writtenResponse(c, booked.written);
@@ -185,6 +192,7 @@ export const aiAgentOperations = [
     path: "/api/v1/ai-agent/hold-slot",
     tag: "ai-agent",
     effect: "create",
+    roles: ["office", "agent"],
     summary: "Hold a slot while the caller gives their details",
     description:
       "Keeps the place of the visit that starts at `dateTime` for `holdMinutes` (1–15, default 5): until it expires, is released or is used by create-incident's `holdId`, it is counted by every availability answer, booking and reschedule, and the booking that names it cannot lose it. In technician mode the technician is chosen (and held) as a booking would be. If the start is not bookable: 409 `slot_unavailable` with `reason` and `alternatives`. At most 100 live holds per organisation (409 `hold_limit_reached`).",
@@ -230,6 +238,7 @@ export const aiAgentOperations = [
     path: "/api/v1/ai-agent/release-hold",
     tag: "ai-agent",
     effect: "change",
+    roles: ["office", "agent"],
     summary: "Release a hold",
     description:
       "Gives a held place back (the caller chose another time, or hung up). Releasing a hold that has expired, been released or been used is also 200 and frees nothing a booking took, so retries are safe.",
@@ -251,6 +260,7 @@ export const aiAgentOperations = [
     path: "/api/v1/ai-agent/find-caller",
     tag: "ai-agent",
     effect: "read",
+    roles: ["office", "agent", "read"],
     summary: "Find who is calling, by phone number",
     description:
       "For the first second of an inbound call: the contacts and accounts whose mobile or business phone is this number (and the accounts of those contacts), newest first, and the caller's upcoming scheduled incidents (by phone or by one of those accounts), soonest first; at most 10 of each. An unknown caller is empty lists, not 404.",
@@ -263,10 +273,15 @@ export const aiAgentOperations = [
       accounts: [ACCOUNT_EXAMPLE],
       upcomingIncidents: [INCIDENT_EXAMPLE],
     },
+    errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { body }) => {
       const { db, org } = c.var;
-      const phone = e164OrFail(body.phone, org.country);
-      return c.json(await findCaller(db, { org, phone, now: Date.now() }), 200);
+      if (body.phone === null && c.var.actor.role !== "agent")
+        throw validationFailed([{ path: "phone", code: "required", message: "is required" }]);
+      const given = body.phone === null ? null : e164OrFail(body.phone, org.country);
+      const caller = boundCaller(c);
+      if (caller !== undefined && given !== null && given !== caller) throw callerMismatch();
+      return c.json(await findCaller(db, { org, phone: caller ?? (given as string), now: Date.now() }), 200);
     },
   }),
 ];

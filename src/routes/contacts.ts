@@ -14,6 +14,7 @@ export const contactOperations = [
     path: "/api/v1/contacts",
     tag: "Contacts",
     effect: "create",
+    roles: ["office"],
     summary: "Create a contact",
     description:
       "Stores a contact. At least one of firstName, lastName, email, mobilePhone, businessPhone is required; `accountId`, when given, must be an account of your organisation.",
@@ -27,13 +28,14 @@ export const contactOperations = [
     response: contact,
     responseExample: CONTACT_EXAMPLE,
     handler: async (c, { body }) => {
-      const { db, orgId, org, heldKey } = c.var;
+      const { db, orgId, org, heldKey, actor } = c.var;
       const written = await createContact(db, {
         orgId,
         country: org.country,
         contact: body,
         now: Date.now(),
         held: heldKey,
+        actor,
       });
       if (written === null) {
         throw validationFailed([{ path: "accountId", code: "account_not_found", message: "no account with this id" }]);
@@ -48,6 +50,7 @@ export const contactOperations = [
     path: "/api/v1/contacts",
     tag: "Contacts",
     effect: "read",
+    roles: ["office", "read"],
     summary: "List contacts",
     description:
       "Contacts oldest first by (createdAt, id), read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: accountId, email (case-insensitive exact), phone (mobilePhone or businessPhone is this number, any spelling), updatedSince (inclusive).",

@@ -20,6 +20,7 @@ export const contextOperations = [
     path: "/api/v1/ai-agent/context",
     tag: "ai-agent",
     effect: "read",
+    roles: ["office", "agent", "read"],
     summary: "What an agent needs at the start of a call",
     description:
       "Call it first: the organisation, its time zone, now (UTC and local, with the weekday), the opening hours of the next 7 local dates (closed dates with no intervals), the services an agent may book, and the next bookable slot of the default visit (null when none).",

@@ -17,6 +17,7 @@ export const eventOperations = [
     path: "/api/v1/events",
     tag: "Events",
     effect: "read",
+    roles: ["office", "read"],
     summary: "List events",
     description:
       "Every change (lead.created, contact.created, incident.created, incident.rescheduled, incident.cancelled), oldest first in commit order, kept 30 days. `nextCursor` is never null: at the end it points after the last event, so poll again later with it and no event is ever missed. Filter: type. The same events are pushed as signed webhooks to the endpoints the admin CLI adds.",

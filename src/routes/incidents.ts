@@ -15,6 +15,7 @@ import type { Org } from "../db/orgs";
 import type { AppEnv } from "../env";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { defineOperation } from "../http/operation";
+import { boundCaller, callerMismatch } from "../http/caller";
 import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
@@ -52,8 +53,10 @@ async function changeLoop(
   id: string,
   decide: (seen: IncidentRow, now: number) => Promise<Response | { changed: IncidentRow; move?: Placement }>,
 ): Promise<Response> {
-  const { db, org, heldKey } = c.var;
-  let seen = await getIncident(db, org.id, id);
+  const { db, org, heldKey, actor } = c.var;
+  // A bound call reads only the caller's incident: another's is not found, and so never changed.
+  const caller = boundCaller(c);
+  let seen = await getIncident(db, org.id, id, caller);
   for (let attempt = 1; ; attempt++) {
     if (!seen) throw notFound();
     const decision = await decide(seen, Date.now());
@@ -63,7 +66,7 @@ async function changeLoop(
         headers: { "Retry-After": "1" },
       });
     }
-    const result = await changeIncident(db, { org, seen, ...decision, held: heldKey });
+    const result = await changeIncident(db, { org, seen, ...decision, held: heldKey, actor });
     if (result.written) return writtenResponse(c, result.written);
     seen = result.current;
   }
@@ -77,16 +80,17 @@ export const incidentOperations = [
     path: "/api/v1/incidents/{id}",
     tag: "Incidents",
     effect: "read",
+    roles: ["office", "agent", "read"],
     summary: "Get an incident",
     description:
       "One incident (a booked appointment) of your organisation, with its status. An unknown id, a malformed id and another organisation's id all answer 404 incident_not_found.",
     params: incidentIdParam,
     response: incident,
     responseExample: INCIDENT_EXAMPLE,
-    errors: ["incident_not_found"],
+    errors: ["incident_not_found", "caller_unknown"],
     handler: async (c, { params }) => {
       const { db, org } = c.var;
-      const row = await getIncident(db, org.id, params.id);
+      const row = await getIncident(db, org.id, params.id, boundCaller(c));
       if (!row) throw notFound();
       return c.json(incidentView(row, org.schedule.timeZone), 200);
     },
@@ -98,11 +102,13 @@ export const incidentOperations = [
     path: "/api/v1/incidents",
     tag: "Incidents",
     effect: "read",
+    roles: ["office", "agent", "read"],
     summary: "List incidents",
     description:
       "Incidents by appointment start, then id, read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: from (start ≥), to (start <), status, accountId, phone (any spelling), updatedSince (≥).",
     query: listIncidentsQuery,
     response: incidentPage,
+    errors: ["caller_mismatch", "caller_unknown"],
     responseExample: {
       data: [INCIDENT_EXAMPLE],
       hasMore: false,
@@ -112,6 +118,8 @@ export const incidentOperations = [
       const { limit, cursor, phone, ...rest } = query;
       const { db, org } = c.var;
       const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
+      const caller = boundCaller(c);
+      if (caller !== undefined && filters.phone !== undefined && filters.phone !== caller) throw callerMismatch();
       // A cursor belongs to one org and one set of (normalised) filters; `limit` may change.
       const scope = {
         secret: org.cursorSecret,
@@ -120,10 +128,11 @@ export const incidentOperations = [
           ...(["from", "to", "status", "accountId", "phone", "updatedSince", "technicianId", "serviceId"] as const).map(
             (f) => filters[f] ?? null,
           ),
+          caller ?? null,
         ],
       };
       const after = cursor === undefined ? undefined : await decodeCursor(cursor, scope);
-      const page = await listIncidents(db, { orgId: org.id, filters, after, limit });
+      const page = await listIncidents(db, { orgId: org.id, filters, caller, after, limit });
       const last = page.rows.at(-1);
       return c.json(
         {
@@ -142,6 +151,7 @@ export const incidentOperations = [
     path: "/api/v1/incidents/{id}/cancel",
     tag: "Incidents",
     effect: "change",
+    roles: ["office", "agent"],
     summary: "Cancel an incident's appointment",
     description:
       "The incident becomes `cancelled` and its place is free at once. Cancelling a cancelled incident is 200 with it unchanged (safe to retry); an appointment that has already started is 409 incident_not_changeable (reason in_the_past).",
@@ -156,7 +166,7 @@ export const incidentOperations = [
       cancelledAt: "2026-11-23T16:30:00.000Z",
       cancelReason: "Customer sold the house",
     },
-    errors: ["incident_not_found", "incident_not_changeable"],
+    errors: ["incident_not_found", "incident_not_changeable", "caller_unknown"],
     handler: (c, { params, body }) =>
       changeLoop(c, params.id, async (seen, now) => {
         if (seen.status === "cancelled") return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
@@ -173,6 +183,7 @@ export const incidentOperations = [
     path: "/api/v1/incidents/{id}/reschedule",
     tag: "Incidents",
     effect: "change",
+    roles: ["office", "agent"],
     summary: "Move an incident's appointment to another slot",
     description:
       "Moves the appointment to the slot that starts at `dateTime`; the id stays. The new slot must be bookable (as create-incident), the incident's own booking not counted; if not, nothing changes and the answer is 409 slot_unavailable with reason and alternatives. The slot it already holds is 200 unchanged. A cancelled or started incident is 409 incident_not_changeable.",
@@ -191,7 +202,7 @@ export const incidentOperations = [
       },
       updatedAt: "2026-11-23T16:30:00.000Z",
     },
-    errors: ["incident_not_found", "incident_not_changeable", "slot_unavailable"],
+    errors: ["incident_not_found", "incident_not_changeable", "slot_unavailable", "caller_unknown"],
     handler: (c, { params, body: { dateTime } }) => {
       const { db, org } = c.var;
       let tried: IncidentRow | undefined;

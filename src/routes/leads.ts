@@ -11,6 +11,7 @@ export const leadOperations = [
     path: "/api/v1/leads",
     tag: "Leads",
     effect: "create",
+    roles: ["office", "agent"],
     summary: "Create a lead",
     description: "Stores a lead in the sales pipeline. No field is required; `{}` is a valid lead.",
     body: createLeadBody,
@@ -54,6 +55,7 @@ export const leadOperations = [
         lead: body,
         now: Date.now(),
         held: c.get("heldKey"),
+        actor: c.get("actor"),
       });
       return writtenResponse(c, written);
     },

@@ -51,8 +51,9 @@ export const createIncidentBody = once(() =>
 
 export const findCallerBody = once(() =>
   z.strictObject({
-    phone: requiredText(LIMITS.phone).meta({
-      description: "The caller's number (caller ID); without + it is read in your organisation's country",
+    phone: optionalText(LIMITS.phone).meta({
+      description:
+        "The caller's number (caller ID); without + it is read in your organisation's country. Required, except with an agent key, whose call's caller it then is",
       example: "+19175550134",
     }),
   }),
