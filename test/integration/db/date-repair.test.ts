@@ -9,12 +9,16 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { events, idempotencyKeys, leads } from "../../../drizzle/schema";
 import { createDb } from "../../../src/db/client";
+import { actorOf } from "../../../src/db/events";
 import { createLead } from "../../../src/db/leads";
 import { findOutOfRangeDates, repairOutOfRangeDates } from "../../../src/db/repair";
 import { MAX_INSTANT, MIN_INSTANT } from "../../../src/lib/datetime";
 import { createLeadBody } from "../../../src/schemas/leads";
 import { everyMatching, wrapD1 } from "../../support/d1";
 import { db, newTenant } from "../../support/tenants";
+
+/** Who makes these writes: nobody with a key, as the admin CLI. */
+const actor = actorOf("cli");
 
 /** "9999-12-31T23:00:00-14:00" and "0001-01-01T00:00:00+00:01", as the old parser read them. */
 const YEAR_10000 = MAX_INSTANT + 1 + 13 * 3_600_000;
@@ -27,7 +31,7 @@ async function oldLead(orgId: string, fields: { estimatedCloseDate: number | nul
   const now = Date.now();
   const lead = { ...createLeadBody().parse({ title: fields.title }), estimatedCloseDate: fields.estimatedCloseDate };
   const held = key ? { orgId, key, claimedAt: now, requestHash: "hash" } : undefined;
-  const written = await createLead(db(), { orgId, country: "US", lead, now, held });
+  const written = await createLead(db(), { actor, orgId, country: "US", lead, now, held });
   const { id } = JSON.parse(written.body) as { id: string };
   return { id, eventId: written.event!.id };
 }

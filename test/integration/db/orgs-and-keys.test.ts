@@ -70,7 +70,7 @@ describe("keys", () => {
 
   it("listKeys lists the org's keys oldest first, never a hash; touchKey writes at most once per resolution", async () => {
     const t = await newTenant();
-    const second = (await createKey(db(), t.orgId, Date.now() + 1))!;
+    const second = (await createKey(db(), t.orgId, "read", Date.now() + 1))!;
     await touchKey(db(), t.keyId, 1_000_000, 60_000);
     await touchKey(db(), t.keyId, 1_030_000, 60_000);
     const { keys } = (await listKeys(db(), t.orgId))!;

@@ -7,6 +7,7 @@ import { contacts, idempotencyKeys, incidents } from "../../../drizzle/schema";
 import { getAccount, insertAccounts } from "../../../src/db/accounts";
 import { findActiveKey, orgOfKey } from "../../../src/db/api-keys";
 import { createContact, listContacts } from "../../../src/db/contacts";
+import { actorOf } from "../../../src/db/events";
 import { type HeldKey, KeyTaken, recordOutcome, releaseKey } from "../../../src/db/idempotency";
 import { bookSlot } from "../../../src/db/incidents";
 import { createLead } from "../../../src/db/leads";
@@ -20,6 +21,9 @@ import { createLeadBody } from "../../../src/schemas/leads";
 import { slotPlan } from "../../support/schedules";
 import { addAccount, db, newTenant, openTenant, type Tenant } from "../../support/tenants";
 import { DAY, daysAhead, HOUR } from "../../support/time";
+
+/** Who makes these writes: nobody with a key, as the admin CLI. */
+const actor = actorOf("cli");
 
 /** The org as the auth middleware reads it. */
 async function orgOf(tenant: Tenant): Promise<Org> {
@@ -62,11 +66,11 @@ describe("leads and contacts", () => {
   it("createLead returns the stored row's JSON, recorded for a held key in the same batch", async () => {
     const t = await newTenant();
     const lead = createLeadBody().parse({ firstName: "Ann", estimatedCloseDate: "2026-12-01" });
-    const plain = await createLead(db(), { orgId: t.orgId, country: "US", lead, now: 1_700_000_000_000 });
+    const plain = await createLead(db(), { actor, orgId: t.orgId, country: "US", lead, now: 1_700_000_000_000 });
     expect(plain.recorded).toBe(false);
     expect(JSON.parse(plain.body)).toMatchObject({ firstName: "Ann", estimatedCloseDate: "2026-12-01T00:00:00.000Z" });
     const key = held(t);
-    const written = await createLead(db(), { orgId: t.orgId, country: "US", lead, now: Date.now(), held: key });
+    const written = await createLead(db(), { actor, orgId: t.orgId, country: "US", lead, now: Date.now(), held: key });
     expect(written.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: written.body });
   });
@@ -77,7 +81,7 @@ describe("leads and contacts", () => {
     const key = held(t);
     const contact = createContactBody().parse({ firstName: "Bo", accountId: foreign.id });
     expect(
-      await createContact(db(), { orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
+      await createContact(db(), { actor, orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
     ).toBeNull();
     expect(await db().select().from(contacts).where(eq(contacts.orgId, t.orgId))).toEqual([]);
     expect(await recordOf(key)).toMatchObject({ status: null, body: null });
@@ -90,7 +94,7 @@ describe("leads and contacts", () => {
     const account = await addAccount(t, "Linked");
     for (let i = 0; i < 5; i++) {
       const contact = createContactBody().parse({ firstName: `C${i}`, accountId: i % 2 ? account.id : null });
-      await createContact(db(), { orgId: t.orgId, country: "US", contact, now: 1_000 + i });
+      await createContact(db(), { actor, orgId: t.orgId, country: "US", contact, now: 1_000 + i });
     }
     const first = await listContacts(db(), { orgId: t.orgId, filters: {}, limit: 2 });
     expect(first.rows.map((r) => r.firstName)).toEqual(["C0", "C1"]);
@@ -119,20 +123,31 @@ describe("bookings", () => {
     const org = await orgOf(t);
     const slot = { start: daysAhead(2, 10), end: daysAhead(2, 11) };
     const now = Date.now();
-    const first = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).written!.body);
+    const first = JSON.parse(
+      (await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now })).written!.body,
+    );
     expect(first).toMatchObject({ accountId: account.id, dateTime: new Date(slot.start).toISOString() });
     expect(first.appointment).toMatchObject({ start: new Date(slot.start).toISOString(), remaining: 1 });
-    const second = JSON.parse((await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).written!.body);
+    const second = JSON.parse(
+      (await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now })).written!.body,
+    );
     expect(second.appointment.remaining).toBe(0);
-    expect((await bookSlot(db(), { org, placement: crew(org, slot), incident, now })).written).toBeUndefined();
+    expect((await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now })).written).toBeUndefined();
     // An overlapping range sees the two bookings as one group.
     expect(await bookingsOverlapping(db(), { org, now }, [{ start: slot.start - HOUR, end: slot.end + DAY }])).toEqual([
       { startsAt: slot.start, endsAt: slot.end, technicianId: null, count: 2 },
     ]);
     await addAccount(t, "acme");
     const ambiguous = JSON.parse(
-      (await bookSlot(db(), { org, placement: crew(org, { start: slot.end, end: slot.end + HOUR }), incident, now }))
-        .written!.body,
+      (
+        await bookSlot(db(), {
+          actor,
+          org,
+          placement: crew(org, { start: slot.end, end: slot.end + HOUR }),
+          incident,
+          now,
+        })
+      ).written!.body,
     );
     expect(ambiguous.accountId).toBeNull();
   });
@@ -144,6 +159,7 @@ describe("bookings", () => {
     const slot = { start: daysAhead(3, 9), end: daysAhead(3, 10) };
     const booked = (
       await bookSlot(db(), {
+        actor,
         org,
         placement: crew(org, slot),
         incident: { clientName: 'Quote "me" \\ ☃', insectName: "x", phone: null, notes: null, postalCode: null },
@@ -165,7 +181,7 @@ describe("bookings", () => {
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
     const again = held(t, first.key);
     await expect(
-      bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: again }),
+      bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), held: again }),
     ).rejects.toBeInstanceOf(KeyTaken);
     expect(again.claimed).toBeUndefined();
     expect(await recordOf(first)).toMatchObject(outcome);
@@ -184,13 +200,14 @@ describe("bookings", () => {
     const contact = createContactBody().parse({ firstName: "Bo", accountId: "acct_none" });
     // A batch that wrote nothing still claims the key (as a refused change does).
     expect(
-      await createContact(db(), { orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
+      await createContact(db(), { actor, orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
     ).toBeNull();
     expect(key.claimed).toBe(true);
     await db().update(idempotencyKeys).set({ status: 200, body: "{}" }).where(eq(idempotencyKeys.key, key.key));
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
-    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))
-      .written!;
+    const booked = (
+      await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), held: key })
+    ).written!;
     expect(booked.recorded).toBe(false);
     expect(JSON.parse(booked.body).appointment.remaining).toBe(0);
     expect((await recordOf(key))?.body).toBe("{}");
@@ -206,8 +223,9 @@ describe("bookings", () => {
     });
     const key = held(t, old.key);
     const slot = { start: daysAhead(5, 9), end: daysAhead(5, 10) };
-    const booked = (await bookSlot(db(), { org, placement: crew(org, slot), incident, now: Date.now(), held: key }))
-      .written!;
+    const booked = (
+      await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), held: key })
+    ).written!;
     expect(booked.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: booked.body, claimedAt: key.claimedAt });
   });

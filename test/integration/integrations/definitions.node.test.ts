@@ -16,7 +16,6 @@ import { CliError } from "../../../src/cli/errors";
 import { exportTools } from "../../../src/cli/tools";
 import { toolInputSchema } from "../../../src/http/tools";
 import {
-  AGENT_TOOLS,
   API_KEY_PLACEHOLDER,
   DESCRIPTION_MAX,
   NAME,
@@ -25,7 +24,34 @@ import {
 } from "../../../src/integrations/definitions";
 import { OPERATIONS } from "../../../src/routes";
 
-const target = { origin: "https://api.example.com", orgId: "org_01m81r170vt72z173z69cgy8ce" };
+const target = { origin: "https://api.example.com", orgId: "org_01m81r170vt72z173z69cgy8ce", role: "agent" as const };
+
+// The agent's tools (docs/api.md, "Key roles"), in the order the operations are declared.
+const AGENT_TOOLS = [
+  "get_call_context",
+  "find_available_appointments",
+  "check_booking_availability",
+  "create_incident",
+  "hold_slot",
+  "release_hold",
+  "find_caller",
+  "list_services",
+  "create_lead",
+  "get_incident",
+  "list_incidents",
+  "cancel_incident",
+  "reschedule_incident",
+];
+// What a read key may call of them: those that change nothing.
+const READ_TOOLS = [
+  "get_call_context",
+  "find_available_appointments",
+  "check_booking_availability",
+  "find_caller",
+  "list_services",
+  "get_incident",
+  "list_incidents",
+];
 
 // Compile-time: each platform's definitions are of its SDK's request type.
 const vapi: Vapi.CreateToolsRequest.Function[] = toolDefinitions("vapi", OPERATIONS, target);
@@ -50,6 +76,21 @@ describe("tool definitions, checked against the platforms' SDKs", () => {
     expect(retell.map(nameOf.retell)).toEqual([...AGENT_TOOLS]);
     expect(elevenlabs.map(nameOf.elevenlabs)).toEqual([...AGENT_TOOLS]);
     expect(openai.map(nameOf.openai)).toEqual([...AGENT_TOOLS]);
+  });
+
+  it("each key's role gets the agent's tools it may call: an office key all of them, a read key the reads", () => {
+    const names = (role: "office" | "agent" | "read") =>
+      toolDefinitions("openai", OPERATIONS, { ...target, role }).map((t) => t.name);
+    expect(names("office")).toEqual(AGENT_TOOLS);
+    expect(names("read")).toEqual(READ_TOOLS);
+  });
+
+  it("ElevenLabs tools send the caller's number and the conversation id from its system variables", () => {
+    for (const tool of elevenlabs) {
+      const headers = (tool as { api_schema: { request_headers: Record<string, unknown> } }).api_schema.request_headers;
+      expect(headers["X-Caller-Phone"]).toEqual({ variable_name: "system__caller_id" });
+      expect(headers["X-Call-Id"]).toEqual({ variable_name: "system__conversation_id" });
+    }
   });
 
   it("ElevenLabs' own serialization schema parses every tool_config", () => {
