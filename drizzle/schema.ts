@@ -350,6 +350,10 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** How a change reached the API (an event's actor.channel): a request's transport, the admin CLI, the cron, or a plan. */
+export const CHANNELS = ["http", "mcp", "vapi", "retell", "cli", "cron", "plan"] as const;
+export type Channel = (typeof CHANNELS)[number];
+
 /**
  * The outbox (docs/webhooks.md, "Events"): one row per change, inserted by the change's own
  * batch. `seq` is assigned by the database at insert, and D1 commits one

@@ -1,6 +1,6 @@
-import type { KeyRole } from "../drizzle/schema";
+import type { Channel, KeyRole } from "../drizzle/schema";
 import type { Db } from "./db/client";
-import type { Actor, Channel } from "./db/events";
+import type { Actor } from "./db/events";
 import type { HeldKey } from "./db/idempotency";
 import type { Org } from "./db/orgs";
 import type { DeliveryMessage } from "./webhooks/queue";

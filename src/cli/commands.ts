@@ -10,9 +10,9 @@ import { findOutOfRangeDates, repairOutOfRangeDates } from "../db/repair";
 import { isPhoneCountry } from "../lib/phones";
 import { isTimeZone } from "../scheduling/schedule";
 import { CATALOGUE_COMMANDS } from "./catalogue";
-import { keyRole } from "./roles";
 import { CliError } from "./errors";
 import { parseAccountsFile, parseScheduleFile } from "./files";
+import { keyRole } from "./roles";
 import { type Command, type Flags, required, WEBHOOK_COMMANDS } from "./webhooks";
 
 export type { CliEnv, Flags } from "./webhooks";

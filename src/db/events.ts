@@ -4,15 +4,19 @@
 // subscribed to it, which the write path then sends to the delivery queue.
 import { and, eq, getTableName, gt, isNull, lt, type Placeholder, SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { type EventType, events, type KeyRole, type WritableTable, webhookEndpoints } from "../../drizzle/schema";
+import {
+  type Channel,
+  type EventType,
+  events,
+  type KeyRole,
+  type WritableTable,
+  webhookEndpoints,
+} from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, insertWhere, keptPer, pageOf, param, prepared, preparedPer } from "./client";
 
 export const EVENT_RETENTION_MS = 30 * 86_400_000;
-
-/** How a change reached the API: a request's transport, the admin CLI, the cron, or a plan booking by itself. */
-export type Channel = "http" | "mcp" | "vapi" | "retell" | "cli" | "cron" | "plan";
 
 /** Who made a change (docs/api.md, "Who made each change"): every event carries it as `actor`. */
 export interface Actor {

@@ -21,9 +21,9 @@ import {
 } from "./client";
 import type { Actor } from "./events";
 import { claimOfHold, type HoldRow } from "./holds";
-import { hasPhone } from "./phones";
 import type { HeldKey, Written } from "./idempotency";
 import { assignee, type PlaceMode, type Placement, placesLeft, placeTemplate, placeValues, roomFor } from "./occupancy";
+import { hasPhone } from "./phones";
 
 export type { Placement };
 
@@ -211,7 +211,10 @@ export function ofCaller(db: Db, orgId: Bound, phone: Bound): SQL {
     .select({ id: contacts.accountId })
     .from(contacts)
     .where(and(hasPhone(contacts, orgId, phone), isNotNull(contacts.accountId)));
-  const own = db.select({ id: accounts.id }).from(accounts).where(hasPhone(accounts, orgId, phone));
+  const own = db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(hasPhone(accounts, orgId, phone));
   return or(
     and(eq(incidents.orgId, orgId), eq(incidents.phone, phone)),
     and(eq(incidents.orgId, orgId), inArray(incidents.accountId, own)),

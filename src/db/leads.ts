@@ -4,8 +4,8 @@ import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import type { Lead, NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder, placeholdersFor, prepared } from "./client";
-import type { HeldKey, Written } from "./idempotency";
 import type { Actor } from "./events";
+import type { HeldKey, Written } from "./idempotency";
 import { commitWrite } from "./write";
 
 type LeadRow = typeof leads.$inferSelect;

@@ -2,7 +2,7 @@
 // voice platform — never the model — reports, read from the platform's
 // envelope or the X-Caller-Phone header, and what an agent key's call is bound
 // to. Whose records a bound call reaches is a condition of the SQL that reads
-// them (src/db/bound.ts); this module only says who the caller is.
+// them (ofCaller in src/db/incidents.ts); this module only says who the caller is.
 import type { Context } from "hono";
 import type { KeyRole } from "../../drizzle/schema";
 import type { AppEnv, CallOrigin } from "../env";

@@ -6,6 +6,7 @@ import type * as z from "zod";
 import type { Org } from "../db/orgs";
 import { normalizePhone } from "../lib/phones";
 import { chooseService, normalisePostalCode, type Plan, visitOf } from "../scheduling/visits";
+import { CALLERS_PHONE } from "../schemas/common";
 import { ApiError, type FieldError, validationFailed } from "./problem";
 
 type Issue = z.core.$ZodIssue;
@@ -45,6 +46,8 @@ export function validateAll(checks: (MiddlewareHandler | undefined)[]): Middlewa
 
 function validatorOf(target: "json" | "query" | "param", schema: z.ZodType): MiddlewareHandler {
   const known = fieldNames(schema);
+  const phoneSchema = (schema._zod.def as { shape?: Record<string, z.ZodType> }).shape?.phone;
+  const callersPhone = phoneSchema !== undefined && CALLERS_PHONE.has(phoneSchema);
   return zValidator(target, schema, (result, c) => {
     const errors = result.success ? [] : toFieldErrors(result.error.issues, result.data, known);
     if (target === "query") errors.push(...emptyValues(c, errors));
@@ -56,6 +59,11 @@ function validatorOf(target: "json" | "query" | "param", schema: z.ZodType): Mid
     if (typeof phone === "string" && phone.trim() !== "" && country && !errors.some((e) => e.path === "phone")) {
       if (normalizePhone(phone.trim(), country) === null) errors.push(INVALID_PHONE);
     }
+    // Only an agent key may leave out the caller's phone: its call's caller stands in.
+    const absent = phone === undefined || phone === null || (typeof phone === "string" && phone.trim() === "");
+    const role = (c.var as { actor?: { role: string } }).actor?.role;
+    if (callersPhone && absent && role !== "agent" && !errors.some((e) => e.path === "phone"))
+      errors.push({ path: "phone", code: "required", message: "is required" });
     if (errors.length > 0) throw validationFailed(errors);
   });
 }

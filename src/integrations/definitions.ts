@@ -12,7 +12,6 @@ import { isWriteTool, jsonSchema, toolInputSchema } from "../http/tools";
 export const PLATFORMS = ["vapi", "retell", "elevenlabs", "openai"] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
-
 /** Where the key goes: the platform's secret or variable, never a real key. */
 export const API_KEY_PLACEHOLDER = "{{FIELD_SERVICE_API_KEY}}";
 

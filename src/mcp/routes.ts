@@ -10,8 +10,10 @@ import type { FetchApp } from "../http/tools";
 export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
   // Stateless (docs/api.md, "MCP"): no sessions, no message of its own to stream, so
   // GET (the optional SSE stream) and DELETE (ending a session) are 405.
-  return new Hono<AppEnv>()
-    // The server counts the request's tool calls against the rate limit (or the request, with none).
-    .post("/", async (c) => (await import("./server")).serveMcp(c, fetchApp, operations))
-    .all("/", methodNotAllowed("POST"));
+  return (
+    new Hono<AppEnv>()
+      // The server counts the request's tool calls against the rate limit (or the request, with none).
+      .post("/", async (c) => (await import("./server")).serveMcp(c, fetchApp, operations))
+      .all("/", methodNotAllowed("POST"))
+  );
 }

@@ -11,10 +11,10 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { Context } from "hono";
+import type { KeyRole } from "../../drizzle/schema";
 import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
 import { isJsonObject as isObject, readCapped } from "../http/body";
-import type { KeyRole } from "../../drizzle/schema";
 import { originOf } from "../http/caller";
 import { mayCall, type Operation, toolAnnotations } from "../http/operation";
 import { type FetchApp, jsonSchema, runTool, toolInputSchema } from "../http/tools";
@@ -34,8 +34,8 @@ function toolOf(op: Operation) {
 const toolLists = new Map<KeyRole, ReturnType<typeof toolOf>[]>();
 /** The tools a role may call, built on the role's first tools/list of the isolate (its operations are the app's, fixed). */
 function tools(operations: readonly Operation[], role: KeyRole) {
-  let list = toolLists.get(role);
-  if (!list) toolLists.set(role, (list = operations.filter((op) => mayCall(op, role)).map(toolOf)));
+  const list = toolLists.get(role) ?? operations.filter((op) => mayCall(op, role)).map(toolOf);
+  toolLists.set(role, list);
   return list;
 }
 

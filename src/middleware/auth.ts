@@ -3,10 +3,10 @@
 // same 401, so a caller cannot tell a wrong key from a wrong org or a revoked
 // key.
 import { createMiddleware } from "hono/factory";
+import type { KeyRole } from "../../drizzle/schema";
 import { findKeyWithCatalogue, orgOfKey, touchKey } from "../db/api-keys";
 import type { Db } from "../db/client";
 import type { AppEnv, Org } from "../env";
-import type { KeyRole } from "../../drizzle/schema";
 import { originOf } from "../http/caller";
 import { ApiError } from "../http/problem";
 import { API_KEY_PATTERN, constantTimeEqual, hashApiKey } from "../lib/api-keys";

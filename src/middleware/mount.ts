@@ -6,8 +6,8 @@ import { createMiddleware } from "hono/factory";
 import * as z from "zod";
 import type { AppEnv } from "../env";
 import { jsonBody } from "../http/body";
-import { methodNotAllowed } from "../http/method-not-allowed";
 import { forbidden } from "../http/caller";
+import { methodNotAllowed } from "../http/method-not-allowed";
 import { mayCall, type Operation, routePath } from "../http/operation";
 import { validate, validateAll } from "../http/validate";
 import { once } from "../lib/once";
@@ -29,7 +29,13 @@ function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {
     validate("query", op.query ?? noQuery),
     op.params && validate("param", op.params),
   ]);
-  return [permitted(op), rateLimit, ...(op.body ? [jsonBody] : []), validation, ...(op.method === "post" ? [idempotency] : [])];
+  return [
+    permitted(op),
+    rateLimit,
+    ...(op.body ? [jsonBody] : []),
+    validation,
+    ...(op.method === "post" ? [idempotency] : []),
+  ];
 }
 
 /** 403 forbidden unless the key's role may call the operation. */

@@ -2,8 +2,8 @@
 
 import * as z from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from "zod-openapi";
-import { EVERY_OPERATION, PROBLEMS, type ProblemCode, type ProblemEntry, WITH_BODY } from "../http/errors";
 import { KEY_ROLES } from "../../drizzle/schema";
+import { EVERY_OPERATION, PROBLEMS, type ProblemCode, type ProblemEntry, WITH_BODY } from "../http/errors";
 import { mayCall, type Operation } from "../http/operation";
 import { slotUnavailable } from "../schemas/ai-agent";
 import { health, problem } from "../schemas/common";

@@ -4,8 +4,8 @@
 import { findCaller } from "../db/callers";
 import { type HoldRow, holdPlace, liveHolds, MAX_LIVE_HOLDS, releaseHold } from "../db/holds";
 import { bookSlot } from "../db/incidents";
-import { defineOperation } from "../http/operation";
 import { boundCaller, callerMismatch } from "../http/caller";
+import { defineOperation } from "../http/operation";
 import { holdLimitReached, slotUnavailable, validationFailed } from "../http/problem";
 import { e164OrFail, planOrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
@@ -276,8 +276,6 @@ export const aiAgentOperations = [
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { body }) => {
       const { db, org } = c.var;
-      if (body.phone === null && c.var.actor.role !== "agent")
-        throw validationFailed([{ path: "phone", code: "required", message: "is required" }]);
       const given = body.phone === null ? null : e164OrFail(body.phone, org.country);
       const caller = boundCaller(c);
       if (caller !== undefined && given !== null && given !== caller) throw callerMismatch();

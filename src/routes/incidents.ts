@@ -13,9 +13,9 @@ import {
 } from "../db/incidents";
 import type { Org } from "../db/orgs";
 import type { AppEnv } from "../env";
+import { boundCaller, callerMismatch } from "../http/caller";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { defineOperation } from "../http/operation";
-import { boundCaller, callerMismatch } from "../http/caller";
 import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { once } from "../lib/once";
 import { account } from "./accounts";
-import { dateTime, isoOut, LIMITS, optionalText, problem, requiredText } from "./common";
+import { callersPhone, dateTime, isoOut, LIMITS, optionalText, problem, requiredText } from "./common";
 import { contact } from "./contacts";
 import { holdIdField } from "./holds";
 import { incident } from "./incidents";
@@ -51,11 +51,9 @@ export const createIncidentBody = once(() =>
 
 export const findCallerBody = once(() =>
   z.strictObject({
-    phone: optionalText(LIMITS.phone).meta({
-      description:
-        "The caller's number (caller ID); without + it is read in your organisation's country. Required, except with an agent key, whose call's caller it then is",
-      example: "+19175550134",
-    }),
+    phone: callersPhone(
+      "The caller's number (caller ID); without + it is read in your organisation's country. Required, except with an agent key: it is then the call's caller",
+    ),
   }),
 );
 

@@ -37,6 +37,19 @@ export const optionalText = (max: number) =>
     .nullish()
     .transform((v) => v || null);
 
+/**
+ * The schemas of a `phone` that only an agent key may leave out (it is then
+ * the call's caller, docs/api.md "The caller of a call"): optional in the
+ * schema, required of any other key by the validator (src/http/validate.ts).
+ */
+export const CALLERS_PHONE = new WeakSet<z.ZodType>();
+
+export function callersPhone(description: string) {
+  const schema = optionalText(LIMITS.phone).meta({ description, example: "+19175550134" });
+  CALLERS_PHONE.add(schema);
+  return schema;
+}
+
 /** A required trimmed string; "" and null are refused as missing. */
 export const requiredText = (max: number) =>
   text(max).refine((v) => v !== "", { message: "is required", params: { code: "required" } });

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { EVENT_TYPES } from "../../drizzle/schema";
+import { CHANNELS, EVENT_TYPES, KEY_ROLES } from "../../drizzle/schema";
 import { once } from "../lib/once";
 import { cursorParam, isoOut, queryInteger } from "./common";
 import { contact } from "./contacts";
@@ -15,6 +15,24 @@ export const listEventsQuery = once(() =>
   }),
 );
 
+/** Who made a change (docs/api.md, "Who made each change"). */
+const actor = () =>
+  z
+    .object({
+      keyId: z
+        .string()
+        .nullable()
+        .meta({ description: "The API key's id; null for the admin CLI, the cron and plans" }),
+      role: z.enum(KEY_ROLES).nullable().meta({ description: "The key's role; null without a key" }),
+      channel: z.enum(CHANNELS).meta({ description: "How the change reached the API (ElevenLabs calls are http)" }),
+      callId: z.string().nullable().meta({ description: "The voice platform's call id (or X-Call-Id), else null" }),
+      callerPhone: z
+        .string()
+        .nullable()
+        .meta({ description: "The caller's number (E.164) the platform reported, else null" }),
+    })
+    .meta({ description: "Who made the change: link a booking to the call, and its recording, that made it" });
+
 /** An event (docs/webhooks.md, "Events"): the resource as it was right after the change. */
 export const event = once(() => {
   const fields = {
@@ -22,6 +40,7 @@ export const event = once(() => {
       .string()
       .meta({ example: "evt_01m81r170vt72z173z69cgy8ce", description: "Also the webhook-id of its deliveries" }),
     timestamp: isoOut().meta({ description: "When the change was made" }),
+    actor: actor(),
   };
   return z
     .discriminatedUnion("type", [

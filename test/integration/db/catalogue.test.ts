@@ -694,12 +694,15 @@ describe("technician update: a change never strands a visit", () => {
     expect([first!.technicianId, second!.technicianId]).toEqual([low, high]);
 
     const listed = await call(t, "/api/v1/events?type=incident.reassigned");
+    // Made by the admin CLI: no key, no call.
+    const CLI_ACTOR = { keyId: null, role: null, channel: "cli", callId: null, callerPhone: null };
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.data).toEqual([
       {
         id: expect.stringMatching(/^evt_/),
         type: "incident.reassigned",
         timestamp: first!.updatedAt,
+        actor: CLI_ACTOR,
         data: first,
         previous: { technicianId: a.id },
       },
@@ -707,6 +710,7 @@ describe("technician update: a change never strands a visit", () => {
         id: expect.stringMatching(/^evt_/),
         type: "incident.reassigned",
         timestamp: second!.updatedAt,
+        actor: CLI_ACTOR,
         data: second,
         previous: { technicianId: a.id },
       },

@@ -75,8 +75,10 @@ describe("keys", () => {
     await touchKey(db(), t.keyId, 1_030_000, 60_000);
     const { keys } = (await listKeys(db(), t.orgId))!;
     expect(keys.map((k) => k.keyId)).toEqual([t.keyId, second.keyId]);
+    expect(keys.map((k) => k.role)).toEqual(["office", "read"]);
     expect(keys[0]).toEqual({
       keyId: t.keyId,
+      role: "office",
       createdAt: expect.any(String),
       revokedAt: null,
       lastUsedAt: new Date(1_000_000).toISOString(),

@@ -58,6 +58,8 @@ function expectEvent(row: EventRow, type: EventType, data: unknown, timestamp: s
     id: row.id,
     type,
     timestamp,
+    // Made by the tenant's office key over HTTP (who made each change is tested in actor.test.ts).
+    actor: { keyId: expect.stringMatching(/^key_/), role: "office", channel: "http", callId: null, callerPhone: null },
     data,
     ...(previous === undefined ? {} : { previous }),
   });

@@ -7,7 +7,7 @@
 import type { Vapi } from "@vapi-ai/server-sdk";
 import type { PhoneCallResponse } from "retell-sdk/resources/call";
 import { describe, expect, it } from "vitest";
-import { mcpCall, toolAnswer } from "../../support/mcp";
+import { mcpCall, mcpList, toolAnswer } from "../../support/mcp";
 import { call } from "../../support/request";
 import { openTenant, type Tenant } from "../../support/tenants";
 import { daysAhead, iso } from "../../support/time";
@@ -60,7 +60,7 @@ describe("GET /api/v1/integrations/{platform}/tools", () => {
     for (const platform of ["vapi", "retell", "elevenlabs", "openai"]) {
       const res = await call(t, TOOLS(platform));
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toHaveLength(12);
+      expect(res.body).toHaveLength(13);
       if (platform !== "openai") {
         expect(res.text).toContain(`"X-ORG-ID":"${t.orgId}"`);
         expect(res.text).toContain("{{FIELD_SERVICE_API_KEY}}");
@@ -190,44 +190,108 @@ describe("idempotencyKey over MCP", () => {
   });
 });
 
-describe("rate limit", () => {
-  /** A RATE_LIMITER that allows or refuses every call and counts them. */
-  const limiter = (success: boolean) => {
+describe("rate limit: one request, bounded work", () => {
+  /** A RATE_LIMITER that allows the first `allowed` calls, refuses the rest, and counts them all. */
+  const limiter = (allowed: number) => {
     const calls: unknown[] = [];
     const binding: RateLimit = {
       limit: async (options) => {
         calls.push(options);
-        return { success };
+        return { success: calls.length <= allowed };
       },
     };
     return { calls, binding };
   };
 
-  it("a Vapi message or a Retell call counts once, however many tool calls it carries; refused, it runs none", async () => {
+  it("every tool call counts once, not the request that carries them", async () => {
     const t = await openTenant(undefined, { capacity: 3 });
     const at = daysAhead(2, 14);
-    const allow = limiter(true);
+    const all = limiter(Number.POSITIVE_INFINITY);
     const message = vapiMessage([
+      { name: "create_incident", args: book(t, at) },
+      { name: "no_such_tool", args: {} },
+      { name: "check_booking_availability", args: { dateTime: iso(at) } },
+    ]);
+    const res = await call(t, VAPI, { body: message, bindings: { RATE_LIMITER: all.binding } });
+    expect(results(res).map((r) => r.error === undefined)).toEqual([true, false, true]);
+    // Valid or not, each call counted once: three.
+    expect(all.calls).toEqual([{ key: t.orgId }, { key: t.orgId }, { key: t.orgId }]);
+    const retell = await call(t, RETELL("find_caller"), {
+      body: retellBody("find_caller", { phone: "+19175550199" }),
+      bindings: { RATE_LIMITER: all.binding },
+    });
+    expect(retell.status).toBe(200);
+    expect(all.calls).toHaveLength(4);
+    const batch = ["get_call_context", "list_services"].map((name, id) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name, arguments: {} },
+    }));
+    const mcp = await call(t, "/mcp", {
+      body: batch,
+      headers: { Accept: "application/json, text/event-stream" },
+      bindings: { RATE_LIMITER: all.binding },
+    });
+    expect(mcp.status, mcp.text).toBe(200);
+    expect(all.calls).toHaveLength(6);
+    // A request with no tool call (tools/list) counts once.
+    expect((await mcpList(t, { bindings: { RATE_LIMITER: all.binding } })).status).toBe(200);
+    expect(all.calls).toHaveLength(7);
+  });
+
+  it("Vapi: the call over the limit and every later one are errors, not run; those before it ran", async () => {
+    const t = await openTenant(undefined, { capacity: 3 });
+    const at = daysAhead(2, 15);
+    const two = limiter(2);
+    const message = vapiMessage([
+      { name: "create_incident", args: book(t, at) },
       { name: "create_incident", args: book(t, at) },
       { name: "create_incident", args: book(t, at) },
       { name: "check_booking_availability", args: { dateTime: iso(at) } },
     ]);
-    const res = await call(t, VAPI, { body: message, bindings: { RATE_LIMITER: allow.binding } });
-    expect(results(res).map((r) => r.error)).toEqual([undefined, undefined, undefined]);
-    expect(allow.calls).toEqual([{ key: t.orgId }]);
-    const retell = await call(t, RETELL("find_caller"), {
-      body: retellBody("find_caller", { phone: "+19175550199" }),
-      bindings: { RATE_LIMITER: allow.binding },
-    });
-    expect(retell.status).toBe(200);
-    expect(allow.calls).toHaveLength(2);
-
-    const refuse = limiter(false);
-    const refused = await call(t, VAPI, { body: message, bindings: { RATE_LIMITER: refuse.binding } });
-    expect(refused.status).toBe(429);
-    expect(refused.headers.get("Retry-After")).toBe("60");
+    const res = await call(t, VAPI, { body: message, bindings: { RATE_LIMITER: two.binding } });
+    expect(res.status, res.text).toBe(200);
+    const errors = results(res).map((r) => (r.error === undefined ? null : JSON.parse(r.error).code));
+    expect(errors).toEqual([null, null, "rate_limited", "rate_limited"]);
+    // The third was counted and refused; the fourth was not run, so not counted.
+    expect(two.calls).toHaveLength(3);
     expect((await call(t, "/api/v1/incidents")).body.data).toHaveLength(2);
-    const tools = await call(t, TOOLS("vapi"), { bindings: { RATE_LIMITER: refuse.binding } });
+  });
+
+  it("MCP and Retell: a call over the limit is the request's 429, and nothing runs", async () => {
+    const t = await openTenant(undefined, { capacity: 3 });
+    const at = daysAhead(2, 16);
+    const none = limiter(0);
+    const mcp = await mcpCall(t, "create_incident", book(t, at), { bindings: { RATE_LIMITER: none.binding } });
+    expect(mcp.status).toBe(429);
+    expect(mcp.headers.get("Retry-After")).toBe("60");
+    const retell = await call(t, RETELL("create_incident"), {
+      body: retellBody("create_incident", book(t, at)),
+      bindings: { RATE_LIMITER: none.binding },
+    });
+    expect(retell.status).toBe(429);
+    expect((await call(t, "/api/v1/incidents")).body.data).toHaveLength(0);
+    const tools = await call(t, TOOLS("vapi"), { bindings: { RATE_LIMITER: none.binding } });
     expect(tools.status).toBe(429);
+  });
+
+  it("a Vapi message of more than 10 tool calls is 422 and runs none; of 10, all run", async () => {
+    const t = await openTenant(undefined, { capacity: 20 });
+    const at = daysAhead(2, 17);
+    const all = limiter(Number.POSITIVE_INFINITY);
+    const eleven = vapiMessage(Array.from({ length: 11 }, () => ({ name: "create_incident", args: book(t, at) })));
+    const res = await call(t, VAPI, { body: eleven, bindings: { RATE_LIMITER: all.binding } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([
+      { path: "message.toolCallList", code: "too_big", message: expect.stringContaining("10") },
+    ]);
+    expect((await call(t, "/api/v1/incidents")).body.data).toHaveLength(0);
+    // Counted once, as a request that carries no call it can run.
+    expect(all.calls).toHaveLength(1);
+    const ten = vapiMessage(Array.from({ length: 10 }, () => ({ name: "create_incident", args: book(t, at) })));
+    const ok = await call(t, VAPI, { body: ten, bindings: { RATE_LIMITER: all.binding } });
+    expect(results(ok).filter((r) => r.error === undefined)).toHaveLength(10);
+    expect(all.calls).toHaveLength(11);
   });
 });

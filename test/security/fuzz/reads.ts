@@ -915,8 +915,16 @@ export function expectEventPage(answer: Answer, pairs: [string, string][], fx: F
   const places: number[] = [];
   const ids = new Set<string>();
   for (const event of data) {
-    const { id, type, timestamp, data: resource, previous, ...rest } = event;
+    const { id, type, timestamp, actor, data: resource, previous, ...rest } = event;
     expect(rest, "members beyond the Event schema").toEqual({});
+    // The fixture's requests were made with an office key, over HTTP or MCP, reporting no call.
+    expect(actor).toEqual({
+      keyId: expect.stringMatching(/^key_/),
+      role: "office",
+      channel: expect.stringMatching(/^(http|mcp)$/),
+      callId: null,
+      callerPhone: null,
+    });
     expect(id).toMatch(/^evt_[0-9a-z]{26}$/);
     expect(ids.has(id), `${id} listed twice`).toBe(false);
     ids.add(id);
