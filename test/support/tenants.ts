@@ -2,7 +2,8 @@
 // same src/db function the admin CLI uses (createOrg), and reaches D1 directly
 // only to set up or to check what the API cannot show.
 import { env } from "cloudflare:test";
-import { accounts } from "../../drizzle/schema";
+import { accounts, type KeyRole } from "../../drizzle/schema";
+import { createKey } from "../../src/db/api-keys";
 import { createDb } from "../../src/db/client";
 import { createOrg, storeSchedule } from "../../src/db/orgs";
 import { newId } from "../../src/lib/ids";
@@ -20,6 +21,12 @@ export interface Tenant extends Credentials {
 /** A new org (UTC, the default schedule) and its first key. */
 export async function newTenant(name = "Test Org"): Promise<Tenant> {
   return createOrg(db(), { name, timeZone: "UTC" });
+}
+
+/** Another key of the tenant's org, of `role` (docs/api.md, "Key roles"): the same org, other rights. */
+export async function withRole(tenant: Tenant, role: KeyRole): Promise<Tenant> {
+  const { keyId, apiKey } = (await createKey(db(), tenant.orgId, role))!;
+  return { orgId: tenant.orgId, keyId, apiKey };
 }
 
 export type ScheduleDocument = Parameters<typeof storeSchedule>[2];
