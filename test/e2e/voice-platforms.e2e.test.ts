@@ -1,4 +1,4 @@
-// The voice-agent platforms (contract section 12) over a real `wrangler dev`:
+// The voice-agent platforms (docs/voice-agents.md) over a real `wrangler dev`:
 // one scripted call — find the caller by phone, read the call context, find
 // termite slots at a covered postal code, hold one, book it with the hold and
 // an idempotencyKey (retried once: the replay), move it, cancel it — through
@@ -40,16 +40,17 @@ const PLACEHOLDER = "{{FIELD_SERVICE_API_KEY}}";
 const ORG_NAME = "Voice Pest Control";
 const TIME_ZONE = "America/New_York";
 const POSTAL_CODE = "11201";
-/** The twelve agent tools of contract 12.2, in the order the definitions list them. */
+/** The agent's tools (docs/api.md, "Key roles"), in the order the operations are declared. */
 const AGENT_TOOLS = [
   "get_call_context",
-  "find_caller",
-  "list_services",
   "find_available_appointments",
   "check_booking_availability",
+  "create_incident",
   "hold_slot",
   "release_hold",
-  "create_incident",
+  "find_caller",
+  "list_services",
+  "create_lead",
   "get_incident",
   "list_incidents",
   "cancel_incident",
