@@ -1,7 +1,7 @@
 import type { Channel, KeyRole } from "../drizzle/schema";
 import type { Db } from "./db/client";
 import type { Actor } from "./db/events";
-import type { HeldKey } from "./db/idempotency";
+import type { IdempotencyKey } from "./db/idempotency";
 import type { Org } from "./db/orgs";
 import type { DeliveryMessage } from "./webhooks/queue";
 
@@ -43,7 +43,7 @@ export interface Variables {
   /** The raw JSON body as received (set by the body guard), hashed only for Idempotency-Key matching. */
   rawBody: Uint8Array;
   /** The Idempotency-Key this request holds, if it sent one (set by the idempotency middleware). */
-  heldKey?: HeldKey;
+  idempotencyKey?: IdempotencyKey;
   /** Set when a write's own batch recorded its answer for the held key (see writtenResponse). */
   recorded?: boolean;
   /** An unexpected error, kept for the request log (never sent to the client). */

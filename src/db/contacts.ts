@@ -18,7 +18,7 @@ import {
   preparedWith,
 } from "./client";
 import type { Actor } from "./events";
-import type { HeldKey, Written } from "./idempotency";
+import type { IdempotencyKey, Written } from "./idempotency";
 import { hasPhone } from "./phones";
 import { commitWrite } from "./write";
 
@@ -36,7 +36,7 @@ export interface ContactWrite {
   contact: NewContact;
   now: number;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
-  held?: HeldKey;
+  idempotencyKey?: IdempotencyKey;
   /** Who makes the change (its event's actor). */
   actor: Actor;
 }
@@ -61,7 +61,7 @@ const insertContact = preparedWith((db, has) =>
  */
 export async function createContact(
   db: Db,
-  { orgId, country, contact, now, held, actor }: ContactWrite,
+  { orgId, country, contact, now, idempotencyKey, actor }: ContactWrite,
 ): Promise<Written | null> {
   const row = inColumnOrder(contacts, {
     ...contact,
@@ -76,7 +76,7 @@ export async function createContact(
   const { applied, written } = await commitWrite(db, {
     orgId,
     now,
-    held,
+    idempotencyKey,
     row: { table: contacts, id: row.id },
     statements: { inserted: insertContact(db, { ...row, account: contact.accountId ?? undefined }) },
     event: { type: "contact.created", data: body, actor },

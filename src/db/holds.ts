@@ -7,7 +7,7 @@ import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { slotView } from "../scheduling/slots";
 import { type Db, inColumnOrder, insertWhere, keptPer, param, placeholdersFor, prepared } from "./client";
-import type { HeldKey, Written } from "./idempotency";
+import type { IdempotencyKey, Written } from "./idempotency";
 import { type PlaceMode, type Placement, placeTemplate, placeValues } from "./occupancy";
 import type { Org } from "./orgs";
 import { commitWrite } from "./write";
@@ -28,7 +28,7 @@ export interface HoldRequest {
   placement: Placement;
   minutes: number;
   now: number;
-  held?: HeldKey;
+  idempotencyKey?: IdempotencyKey;
 }
 
 /**
@@ -39,7 +39,7 @@ export interface HoldRequest {
  */
 export async function holdPlace(
   db: Db,
-  { org, placement, minutes, now, held }: HoldRequest,
+  { org, placement, minutes, now, idempotencyKey }: HoldRequest,
 ): Promise<{ written: Written } | { written?: undefined; live: number }> {
   const { plan, slot } = placement;
   const id = newId("hold", now);
@@ -69,7 +69,7 @@ export async function holdPlace(
   const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
     now,
-    held,
+    idempotencyKey,
     row: { table: holds, id },
     statements: { inserted: template.insert(db, values), live: liveCount(db, values) },
     body: template.body,
@@ -117,7 +117,7 @@ export async function liveHolds(db: Db, org: Org, now: number): Promise<number> 
 }
 
 /**
- * Releases a hold in one round trip, through the write path (a held
+ * Releases a hold in one round trip, through the write path (an Idempotency-Key
  * Idempotency-Key is claimed in the same batch, so a refused key releases
  * nothing): its 200 JSON, or null when the org has no hold of that id. Its
  * expiry becomes 0, below any request's clock, so that no request whose clock
@@ -126,7 +126,7 @@ export async function liveHolds(db: Db, org: Org, now: number): Promise<number> 
  */
 export async function releaseHold(
   db: Db,
-  { org, id, now, held }: { org: Org; id: string; now: number; held?: HeldKey },
+  { org, id, now, idempotencyKey }: { org: Org; id: string; now: number; idempotencyKey?: IdempotencyKey },
 ): Promise<Written | null> {
   const release = db
     .update(holds)
@@ -135,7 +135,7 @@ export async function releaseHold(
   const { applied, written } = await commitWrite(db, {
     orgId: org.id,
     now,
-    held,
+    idempotencyKey,
     row: { table: holds, id, state: eq(holds.expiresAt, 0) },
     statements: { released: release },
     body: JSON.stringify({ holdId: id, released: true }),

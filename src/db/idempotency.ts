@@ -18,7 +18,7 @@ export const ABANDONED_CLAIM_MS = 60_000;
  * claim is still this one, so no takeover of a lapsed claim can repeat a
  * committed write — a claim still without an outcome wrote nothing.
  */
-export interface HeldKey {
+export interface IdempotencyKey {
   orgId: string;
   key: string;
   claimedAt: number;
@@ -29,18 +29,18 @@ export interface HeldKey {
 }
 
 /**
- * A write's batch found the key held by a record (an earlier or a concurrent
+ * A write's batch found the key taken by a record (an earlier or a concurrent
  * request's): the batch was rolled back, nothing of it applied. The
  * Idempotency-Key middleware answers from that record; should it not, the
  * error renderer tells the client to retry (409 idempotency_in_progress).
  */
 export class KeyTaken extends Error {
   constructor() {
-    super("the Idempotency-Key is held by another request's record");
+    super("the Idempotency-Key is taken by another request's record");
   }
 }
 
-/** What a write answered, and whether its batch recorded that answer for `held`. */
+/** What a write answered, and whether its batch recorded that answer for `idempotencyKey`. */
 export interface Written {
   body: string;
   recorded: boolean;
@@ -49,22 +49,26 @@ export interface Written {
 }
 
 /** The record of the request's key, whoever made it. */
-const recordOf = ({ orgId, key }: HeldKey) => and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key));
+const recordOf = ({ orgId, key }: IdempotencyKey) =>
+  and(eq(idempotencyKeys.orgId, orgId), eq(idempotencyKeys.key, key));
 
 /**
  * Removes the key's record if it has lapsed — past 24 h, or a claim without
  * an outcome abandoned for 60 s (whatever request made it) — so that the
  * claim after it in the same batch takes the key over.
  */
-const removeLapsed = (db: Db, held: HeldKey) =>
+const removeLapsed = (db: Db, idempotencyKey: IdempotencyKey) =>
   db
     .delete(idempotencyKeys)
     .where(
       and(
-        recordOf(held),
+        recordOf(idempotencyKey),
         or(
-          lte(idempotencyKeys.createdAt, held.claimedAt - IDEMPOTENCY_TTL_MS),
-          and(isNull(idempotencyKeys.status), lte(idempotencyKeys.claimedAt, held.claimedAt - ABANDONED_CLAIM_MS)),
+          lte(idempotencyKeys.createdAt, idempotencyKey.claimedAt - IDEMPOTENCY_TTL_MS),
+          and(
+            isNull(idempotencyKeys.status),
+            lte(idempotencyKeys.claimedAt, idempotencyKey.claimedAt - ABANDONED_CLAIM_MS),
+          ),
         ),
       ),
     );
@@ -74,10 +78,10 @@ const removeLapsed = (db: Db, held: HeldKey) =>
  * is removed, then the claim is inserted. A record that still holds the key
  * makes the INSERT fail (the primary key), and with it the whole batch.
  */
-function claimStatements(db: Db, held: HeldKey) {
-  const { orgId, key, claimedAt: now, requestHash } = held;
+function claimStatements(db: Db, idempotencyKey: IdempotencyKey) {
+  const { orgId, key, claimedAt: now, requestHash } = idempotencyKey;
   return [
-    removeLapsed(db, held),
+    removeLapsed(db, idempotencyKey),
     db.insert(idempotencyKeys).values({ orgId, key, requestHash, createdAt: now, claimedAt: now }),
   ] as const;
 }
@@ -98,13 +102,13 @@ function isKeyConflict(error: unknown): boolean {
  */
 export async function writeBatch<T extends readonly [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]>(
   db: Db,
-  held: HeldKey | undefined,
+  idempotencyKey: IdempotencyKey | undefined,
   statements: T,
 ): Promise<BatchResponse<T>> {
-  if (!held || held.claimed) return db.batch(statements);
+  if (!idempotencyKey || idempotencyKey.claimed) return db.batch(statements);
   try {
-    const results = await db.batch([...claimStatements(db, held), ...statements]);
-    held.claimed = true;
+    const results = await db.batch([...claimStatements(db, idempotencyKey), ...statements]);
+    idempotencyKey.claimed = true;
     return results.slice(2) as unknown as BatchResponse<T>;
   } catch (error) {
     if (isKeyConflict(error)) throw new KeyTaken();
@@ -113,17 +117,21 @@ export async function writeBatch<T extends readonly [BatchItem<"sqlite">, ...Bat
 }
 
 /** The record that holds the key, if any. */
-export async function keyRecord(db: Db, held: HeldKey) {
-  const [record] = await db.select().from(idempotencyKeys).where(recordOf(held));
+export async function keyRecord(db: Db, idempotencyKey: IdempotencyKey) {
+  const [record] = await db.select().from(idempotencyKeys).where(recordOf(idempotencyKey));
   return record;
 }
 
 /** The key's record while it is still this request's claim, without an outcome. */
-const heldBy = (held: HeldKey) =>
-  and(recordOf(held), eq(idempotencyKeys.claimedAt, held.claimedAt), isNull(idempotencyKeys.status));
+const claimedBy = (idempotencyKey: IdempotencyKey) =>
+  and(
+    recordOf(idempotencyKey),
+    eq(idempotencyKeys.claimedAt, idempotencyKey.claimedAt),
+    isNull(idempotencyKeys.status),
+  );
 
 export interface WriteRecord {
-  held: HeldKey;
+  idempotencyKey: IdempotencyKey;
   /** The table the write inserted or changed row `id` in. */
   table: WritableTable;
   id: string;
@@ -135,14 +143,14 @@ export interface WriteRecord {
 
 /**
  * The statement, for a write's own batch, that records the write's 200 JSON
- * response for `held` if and only if row `id` now exists (in `state`), and returns the
+ * response for `idempotencyKey` if and only if row `id` now exists (in `state`), and returns the
  * recorded body: the write and the record of its outcome commit together or
  * not at all, and a replay returns exactly what this request answered.
  */
 export function recordWithWrite(db: Db, record: WriteRecord, values?: Record<string, unknown>) {
-  const { held, table, id, body } = record;
+  const { idempotencyKey, table, id, body } = record;
   if (values && typeof body !== "string") {
-    const { orgId, key, claimedAt } = held;
+    const { orgId, key, claimedAt } = idempotencyKey;
     return preparedRecord(body, table)(db, { ...values, orgId, key, claimedAt, rowId: id });
   }
   return recordStatement(db, record);
@@ -155,12 +163,12 @@ export const rowInState = (db: Db, table: WritableTable, orgId: Bound, id: Bound
     .from(table)
     .where(and(eq(table.orgId, orgId), eq(table.id, id), state));
 
-function recordStatement(db: Db, { held, table, id, body, state }: WriteRecord) {
-  const written = rowInState(db, table, held.orgId, id, state);
+function recordStatement(db: Db, { idempotencyKey, table, id, body, state }: WriteRecord) {
+  const written = rowInState(db, table, idempotencyKey.orgId, id, state);
   return db
     .update(idempotencyKeys)
     .set({ status: 200, contentType: "application/json", body })
-    .where(and(heldBy(held), exists(written)))
+    .where(and(claimedBy(idempotencyKey), exists(written)))
     .returning({ body: idempotencyKeys.body });
 }
 
@@ -168,7 +176,11 @@ function recordStatement(db: Db, { held, table, id, body, state }: WriteRecord) 
 const preparedRecord = preparedPer((body: SQL, table: WritableTable) =>
   prepared((templates) =>
     recordStatement(templates, {
-      held: { orgId: param("orgId"), key: param("key"), claimedAt: param("claimedAt") } as unknown as HeldKey,
+      idempotencyKey: {
+        orgId: param("orgId"),
+        key: param("key"),
+        claimedAt: param("claimedAt"),
+      } as unknown as IdempotencyKey,
       table,
       id: param("rowId") as unknown as string,
       body,
@@ -188,26 +200,26 @@ export interface Outcome {
  * else claim and outcome together, unless a record holds the key, which then
  * comes back (in the same batch) for the middleware to answer from.
  */
-export async function recordOutcome(db: Db, held: HeldKey, outcome: Outcome) {
-  if (held.claimed) {
-    await db.update(idempotencyKeys).set(outcome).where(heldBy(held));
+export async function recordOutcome(db: Db, idempotencyKey: IdempotencyKey, outcome: Outcome) {
+  if (idempotencyKey.claimed) {
+    await db.update(idempotencyKeys).set(outcome).where(claimedBy(idempotencyKey));
     return { stored: true as const };
   }
-  const { orgId, key, claimedAt: now, requestHash } = held;
+  const { orgId, key, claimedAt: now, requestHash } = idempotencyKey;
   const [, inserted, [record]] = await db.batch([
-    removeLapsed(db, held),
+    removeLapsed(db, idempotencyKey),
     db
       .insert(idempotencyKeys)
       .values({ orgId, key, requestHash, createdAt: now, claimedAt: now, ...outcome })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key }),
-    db.select().from(idempotencyKeys).where(recordOf(held)),
+    db.select().from(idempotencyKeys).where(recordOf(idempotencyKey)),
   ]);
   return inserted.length === 1 ? { stored: true as const } : { stored: false as const, record };
 }
 
-export async function releaseKey(db: Db, held: HeldKey) {
-  await db.delete(idempotencyKeys).where(heldBy(held));
+export async function releaseKey(db: Db, idempotencyKey: IdempotencyKey) {
+  await db.delete(idempotencyKeys).where(claimedBy(idempotencyKey));
 }
 
 /** The purge of expired records, run by the Cron Trigger through the created_at index. */

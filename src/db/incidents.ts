@@ -21,7 +21,7 @@ import {
 } from "./client";
 import type { Actor } from "./events";
 import { claimOfHold, type HoldRow } from "./holds";
-import type { HeldKey, Written } from "./idempotency";
+import type { IdempotencyKey, Written } from "./idempotency";
 import { assignee, type PlaceMode, type Placement, placesLeft, placeTemplate, placeValues, roomFor } from "./occupancy";
 import { hasPhone } from "./phones";
 
@@ -83,7 +83,7 @@ export interface BookingRequest {
   /** The hold the caller names (holdId): used if live and for this visit. */
   holdId?: string;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
-  held?: HeldKey;
+  idempotencyKey?: IdempotencyKey;
   /** Who books it (its event's actor). */
   actor: Actor;
 }
@@ -102,11 +102,11 @@ export type Booked = { written: Written } | { written?: undefined; hold?: HoldRo
  * overlapping visits of one technician, and a hold's place is never lost. The
  * account is linked in the same statement when exactly one account has the
  * name. What only the batch knows (account, technician, places left, whether
- * the hold was used) SQL sets into the JSON (json_set); with a held
+ * the hold was used) SQL sets into the JSON (json_set); with an Idempotency-Key
  * Idempotency-Key that same text is what the batch records.
  */
 export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked> {
-  const { org, placement, open = true, incident, now, holdId, held, actor } = request;
+  const { org, placement, open = true, incident, now, holdId, idempotencyKey, actor } = request;
   const { plan, slot } = placement;
   const id = newId("inc", now);
   const row = inColumnOrder(incidents, {
@@ -132,7 +132,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
     const { applied, written } = await commitWrite(db, {
       orgId: org.id,
       now,
-      held,
+      idempotencyKey,
       row: { table: incidents, id },
       statements: { inserted: template.insert(db, values) },
       event: { type: "incident.created", data: template.view, actor },
@@ -155,7 +155,7 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
   const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
     now,
-    held,
+    idempotencyKey,
     row: { table: incidents, id },
     statements: hold ? { hold: hold.read, inserted: insert, used: hold.use(id) } : { inserted: insert },
     event: { type: "incident.created", data: booked, actor },
@@ -254,7 +254,7 @@ export interface IncidentChange {
   changed: IncidentRow;
   /** A move: where the visit goes, which must have room for it (the incident itself not counted). */
   move?: Placement;
-  held?: HeldKey;
+  idempotencyKey?: IdempotencyKey;
   actor: Actor;
 }
 
@@ -264,14 +264,14 @@ export interface IncidentChange {
  * still those that were read and, for a move, the new place has room (in
  * technician mode: the same technician if free, else another by the
  * booking's rule), so the decision taken on that reading and the write happen
- * at once, and two changes to one incident are serialised. With a held
+ * at once, and two changes to one incident are serialised. With an Idempotency-Key
  * Idempotency-Key the answer is recorded in the same batch. When it did not
  * apply, the incident as it now is comes back (undefined if it is gone) for
  * the caller to decide again.
  */
 export async function changeIncident(
   db: Db,
-  { org, seen, changed, move, held, actor }: IncidentChange,
+  { org, seen, changed, move, idempotencyKey, actor }: IncidentChange,
 ): Promise<{ written: Written } | { written?: undefined; current: IncidentRow | undefined }> {
   const { status, startsAt, endsAt, occupiedUntil, updatedAt, cancelledAt, cancelReason } = changed;
   const census = { org, now: updatedAt, except: seen.id };
@@ -321,7 +321,7 @@ export async function changeIncident(
   const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
     now: updatedAt,
-    held,
+    idempotencyKey,
     row: { table: incidents, id: seen.id, state },
     statements: { updated: update, current },
     event: { type: move ? "incident.rescheduled" : "incident.cancelled", data: body, previous, actor },

@@ -5,7 +5,7 @@ import { phoneColumnsOf } from "../lib/phones";
 import type { Lead, NewLead } from "../schemas/leads";
 import { type Db, inColumnOrder, placeholdersFor, prepared } from "./client";
 import type { Actor } from "./events";
-import type { HeldKey, Written } from "./idempotency";
+import type { IdempotencyKey, Written } from "./idempotency";
 import { commitWrite } from "./write";
 
 type LeadRow = typeof leads.$inferSelect;
@@ -17,7 +17,7 @@ export interface LeadWrite {
   lead: NewLead;
   now: number;
   /** The request's Idempotency-Key, if it holds one: the answer is recorded in the same batch. */
-  held?: HeldKey;
+  idempotencyKey?: IdempotencyKey;
   /** Who creates it (its event's actor). */
   actor: Actor;
 }
@@ -25,7 +25,10 @@ export interface LeadWrite {
 const insertLead = prepared((db) => db.insert(leads).values(placeholdersFor(leads) as typeof leads.$inferInsert));
 
 /** Stores a lead and its lead.created event and returns its JSON, in one round trip. */
-export async function createLead(db: Db, { orgId, country, lead, now, held, actor }: LeadWrite): Promise<Written> {
+export async function createLead(
+  db: Db,
+  { orgId, country, lead, now, idempotencyKey, actor }: LeadWrite,
+): Promise<Written> {
   const row = inColumnOrder(leads, {
     ...lead,
     ...phoneColumnsOf(lead, country),
@@ -37,7 +40,7 @@ export async function createLead(db: Db, { orgId, country, lead, now, held, acto
   const { written } = await commitWrite(db, {
     orgId,
     now,
-    held,
+    idempotencyKey,
     row: { table: leads, id: row.id },
     statements: { inserted: insertLead(db, row) },
     event: { type: "lead.created", data: body, actor },

@@ -7,7 +7,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { EventType, WritableTable } from "../../drizzle/schema";
 import { type Db, param, prepared, preparedPer } from "./client";
 import { type Actor, recordEvent } from "./events";
-import { type HeldKey, recordWithWrite, rowInState, type Written, writeBatch } from "./idempotency";
+import { type IdempotencyKey, recordWithWrite, rowInState, type Written, writeBatch } from "./idempotency";
 
 type Statements = Record<string, BatchItem<"sqlite">>;
 type Values = Record<string, unknown>;
@@ -17,7 +17,7 @@ export interface Write<S extends Statements> {
   orgId: string;
   now: number;
   /** The request's Idempotency-Key, if it holds one: its answer is recorded in the same batch. */
-  held?: HeldKey;
+  idempotencyKey?: IdempotencyKey;
   /** The row the change writes, and its state once changed: the event and the record need it so. */
   row: { table: WritableTable; id: string; state?: SQL };
   /** The change and any reads after it, by name, in the order they run. */
@@ -46,27 +46,28 @@ export interface Committed<S extends Statements> {
 
 /**
  * Runs a write's statements, then its event if it has one (recorded only if the row is in
- * its state), then the record of its answer for the held key (only likewise),
+ * its state), then the record of its answer for the Idempotency-Key (only likewise),
  * in one batch. An answer computed in SQL comes back from that record, or
  * from a read of the row when nothing records it.
  */
 export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
-  const { orgId, now, held, row, statements, event, body, values } = write;
+  const { orgId, now, idempotencyKey, row, statements, event, body, values } = write;
   if (values && row.state) throw new Error("commitWrite: templates are for creates, with no state to check");
   const withEvent =
     event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event, values });
   // Without an event, a read of the row in its state tells whether the change applied.
   const check = withEvent ? [withEvent.insert, withEvent.endpoints] : [rowCheck(db, orgId, row)];
-  const answer = held
-    ? recordWithWrite(db, { held, table: row.table, id: row.id, body, state: row.state }, values)
+  const answer = idempotencyKey
+    ? recordWithWrite(db, { idempotencyKey, table: row.table, id: row.id, body, state: row.state }, values)
     : typeof body === "string"
       ? undefined
       : bodyOf(db, orgId, row, body, values);
   const names = Object.keys(statements);
-  const results = (await writeBatch(db, held, [...Object.values(statements), ...check, ...(answer ? [answer] : [])] as [
-    BatchItem<"sqlite">,
-    ...BatchItem<"sqlite">[],
-  ])) as unknown[];
+  const results = (await writeBatch(db, idempotencyKey, [
+    ...Object.values(statements),
+    ...check,
+    ...(answer ? [answer] : []),
+  ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
   // The event is inserted exactly when the row is in its state: when the change applied.
   const applied = withEvent
     ? (results[names.length] as D1Result).meta.changes === 1
@@ -83,7 +84,7 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
     results: Object.fromEntries(names.map((name, i) => [name, results[i]])) as Committed<S>["results"],
     written: {
       body: text ?? "",
-      recorded: held !== undefined && answered?.body != null,
+      recorded: idempotencyKey !== undefined && answered?.body != null,
       event: withEvent?.recorded(results[names.length + 1] as { id: string }[]),
     },
   };

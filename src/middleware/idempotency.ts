@@ -3,7 +3,7 @@
 // claimed before the operation: a write claims it in its own batch, beside
 // the write and the record of its answer (src/db/write.ts), so a
 // first attempt takes no round trip of its own and a write is never committed
-// without its outcome; a key held by a record aborts that batch (KeyTaken),
+// without its outcome; a key taken by a record aborts that batch (KeyTaken),
 // and the answer comes from the record. Outcomes without a write (reads,
 // refusals) are recorded afterwards, claim and outcome in one statement. Only
 // outcomes of the operation itself are recorded (2xx and 409
@@ -12,7 +12,7 @@
 
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type HeldKey, KeyTaken, keyRecord, recordOutcome, releaseKey } from "../db/idempotency";
+import { type IdempotencyKey, KeyTaken, keyRecord, recordOutcome, releaseKey } from "../db/idempotency";
 import type { AppEnv } from "../env";
 import { ApiError, keyInProgress, problemResponse, validationFailed } from "../http/problem";
 import { sha256Hex } from "../lib/hash";
@@ -36,13 +36,13 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   const bound = role === "agent" ? ` ${callerPhone}` : "";
   const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}${bound}`);
   const { db, orgId } = c.var;
-  const held: HeldKey = { orgId, key, claimedAt: Date.now(), requestHash };
-  c.set("heldKey", held);
+  const idempotencyKey: IdempotencyKey = { orgId, key, claimedAt: Date.now(), requestHash };
+  c.set("idempotencyKey", idempotencyKey);
   await next();
 
   // c.error is what the operation threw, already rendered by onError.
   if (c.error instanceof KeyTaken) {
-    answerFromRecord(c, held, await keyRecord(db, held));
+    answerFromRecord(c, idempotencyKey, await keyRecord(db, idempotencyKey));
     return;
   }
   // A write recorded its response in its own batch: nothing is left to do.
@@ -56,14 +56,14 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
       contentType: c.res.headers.get("Content-Type") ?? "application/json",
       body: await c.res.clone().text(),
     };
-    const recorded = await recordOutcome(db, held, outcome);
-    if (!recorded.stored) answerFromRecord(c, held, recorded.record);
-  } else if (held.claimed) {
-    await releaseKey(db, held);
+    const recorded = await recordOutcome(db, idempotencyKey, outcome);
+    if (!recorded.stored) answerFromRecord(c, idempotencyKey, recorded.record);
+  } else if (idempotencyKey.claimed) {
+    await releaseKey(db, idempotencyKey);
   } else if (status < 500) {
     // The operation refused without writing (e.g. 404): a record of the key, if any, is the answer.
-    const record = await keyRecord(db, held);
-    if (record) answerFromRecord(c, held, record);
+    const record = await keyRecord(db, idempotencyKey);
+    if (record) answerFromRecord(c, idempotencyKey, record);
   }
 });
 
@@ -73,13 +73,13 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
  * of whose headers (a Retry-After, say) may carry over: hono builds and sets
  * a response on top of the current one's headers, so that one goes first.
  */
-function answerFromRecord(c: Context<AppEnv>, held: HeldKey, record: KeyRecord) {
+function answerFromRecord(c: Context<AppEnv>, idempotencyKey: IdempotencyKey, record: KeyRecord) {
   c.res = undefined;
-  c.res = answerFrom(c, held, record);
+  c.res = answerFrom(c, idempotencyKey, record);
 }
 
-function answerFrom(c: Context<AppEnv>, held: HeldKey, record: KeyRecord): Response {
-  if (record && record.requestHash !== held.requestHash) {
+function answerFrom(c: Context<AppEnv>, idempotencyKey: IdempotencyKey, record: KeyRecord): Response {
+  if (record && record.requestHash !== idempotencyKey.requestHash) {
     return problemResponse(
       c,
       new ApiError("idempotency_key_reused", "This Idempotency-Key was used for a different request"),

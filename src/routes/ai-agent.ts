@@ -1,6 +1,8 @@
 // The ai-agent group (docs/api.md, "Scheduling"): what voice and chat agents call
 // while a customer waits. Every answer is computed from the org's schedule and
 // the bookings of the scanned window, at the request's `now`.
+
+import { alternativesAfter, scanBookable } from "../availability/scan";
 import { findCaller } from "../db/callers";
 import { type HoldRow, holdPlace, liveHolds, MAX_LIVE_HOLDS, releaseHold } from "../db/holds";
 import { bookSlot } from "../db/incidents";
@@ -24,7 +26,6 @@ import {
 } from "../schemas/ai-agent";
 import { heldSlot, holdSlotBody, releasedHold, releaseHoldBody } from "../schemas/holds";
 import { bookedIncident, INCIDENT_EXAMPLE } from "../schemas/incidents";
-import { alternativesAfter, scanBookable } from "../services/availability";
 
 export const aiAgentOperations = [
   defineOperation({
@@ -156,7 +157,7 @@ export const aiAgentOperations = [
     responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
     errors: ["slot_unavailable"],
     handler: async (c, { body: { dateTime, phone, serviceId, holdId, ...details } }) => {
-      const { db, org, heldKey, actor } = c.var;
+      const { db, org, idempotencyKey, actor } = c.var;
       // An agent's booking with no phone is the caller's (a reported one); another phone is kept as given.
       const given = phone === null ? null : e164OrFail(phone, org.country);
       const incident = { ...details, phone: given ?? (actor.role === "agent" ? actor.callerPhone : null) };
@@ -175,7 +176,7 @@ export const aiAgentOperations = [
               incident,
               now,
               holdId: holdId ?? undefined,
-              held: heldKey,
+              idempotencyKey,
               actor,
             })
           : {};
@@ -215,7 +216,7 @@ export const aiAgentOperations = [
     },
     errors: ["slot_unavailable", "hold_limit_reached"],
     handler: async (c, { body: { dateTime, holdMinutes, ...visit } }) => {
-      const { db, org, heldKey } = c.var;
+      const { db, org, idempotencyKey } = c.var;
       const plan = planOrFail(org, visit);
       const now = Date.now();
       const { slot, reason } = assessVisit(plan, now, dateTime);
@@ -223,7 +224,7 @@ export const aiAgentOperations = [
       let live: number;
       if (reason === null && slot && candidates?.length !== 0) {
         const placement = { plan, slot, candidates };
-        const held = await holdPlace(db, { org, placement, minutes: holdMinutes, now, held: heldKey });
+        const held = await holdPlace(db, { org, placement, minutes: holdMinutes, now, idempotencyKey });
         if (held.written) return writtenResponse(c, held.written);
         live = held.live;
       } else live = await liveHolds(db, org, now);
@@ -247,8 +248,8 @@ export const aiAgentOperations = [
     response: releasedHold,
     responseExample: { holdId: "hold_01m81r170vt72z173z69cgy8ce", released: true },
     handler: async (c, { body: { holdId } }) => {
-      const { db, org, heldKey } = c.var;
-      const released = await releaseHold(db, { org, id: holdId, now: Date.now(), held: heldKey });
+      const { db, org, idempotencyKey } = c.var;
+      const released = await releaseHold(db, { org, id: holdId, now: Date.now(), idempotencyKey });
       if (!released) throw validationFailed([unknownHold()]);
       return writtenResponse(c, released);
     },

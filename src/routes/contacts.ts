@@ -28,13 +28,13 @@ export const contactOperations = [
     response: contact,
     responseExample: CONTACT_EXAMPLE,
     handler: async (c, { body }) => {
-      const { db, orgId, org, heldKey, actor } = c.var;
+      const { db, orgId, org, idempotencyKey, actor } = c.var;
       const written = await createContact(db, {
         orgId,
         country: org.country,
         contact: body,
         now: Date.now(),
-        held: heldKey,
+        idempotencyKey,
         actor,
       });
       if (written === null) {

@@ -3,6 +3,7 @@
 // that applies only if the incident is still as read (changeIncident); if
 // another change came first, it is decided again on the incident as it now is.
 import type { Context } from "hono";
+import { alternativesAfter } from "../availability/scan";
 import {
   changeIncident,
   getIncident,
@@ -29,7 +30,6 @@ import {
   listIncidentsQuery,
   rescheduleIncidentBody,
 } from "../schemas/incidents";
-import { alternativesAfter } from "../services/availability";
 
 /** How many times a change is decided again when other changes to the incident keep coming first. */
 const CHANGE_ATTEMPTS = 5;
@@ -53,7 +53,7 @@ async function changeLoop(
   id: string,
   decide: (seen: IncidentRow, now: number) => Promise<Response | { changed: IncidentRow; move?: Placement }>,
 ): Promise<Response> {
-  const { db, org, heldKey, actor } = c.var;
+  const { db, org, idempotencyKey, actor } = c.var;
   // A bound call reads only the caller's incident: another's is not found, and so never changed.
   const caller = boundCaller(c);
   let seen = await getIncident(db, org.id, id, caller);
@@ -66,7 +66,7 @@ async function changeLoop(
         headers: { "Retry-After": "1" },
       });
     }
-    const result = await changeIncident(db, { org, seen, ...decision, held: heldKey, actor });
+    const result = await changeIncident(db, { org, seen, ...decision, idempotencyKey, actor });
     if (result.written) return writtenResponse(c, result.written);
     seen = result.current;
   }

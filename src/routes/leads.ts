@@ -54,7 +54,7 @@ export const leadOperations = [
         country: c.get("org").country,
         lead: body,
         now: Date.now(),
-        held: c.get("heldKey"),
+        idempotencyKey: c.get("idempotencyKey"),
         actor: c.get("actor"),
       });
       return writtenResponse(c, written);

@@ -31,7 +31,7 @@ async function oldLead(orgId: string, fields: { estimatedCloseDate: number | nul
   const now = Date.now();
   const lead = { ...createLeadBody().parse({ title: fields.title }), estimatedCloseDate: fields.estimatedCloseDate };
   const held = key ? { orgId, key, claimedAt: now, requestHash: "hash" } : undefined;
-  const written = await createLead(db(), { actor, orgId, country: "US", lead, now, held });
+  const written = await createLead(db(), { actor, orgId, country: "US", lead, now, idempotencyKey: held });
   const { id } = JSON.parse(written.body) as { id: string };
   return { id, eventId: written.event!.id };
 }

@@ -8,7 +8,7 @@ import { getAccount, insertAccounts } from "../../../src/db/accounts";
 import { findActiveKey, orgOfKey } from "../../../src/db/api-keys";
 import { createContact, listContacts } from "../../../src/db/contacts";
 import { actorOf } from "../../../src/db/events";
-import { type HeldKey, KeyTaken, recordOutcome, releaseKey } from "../../../src/db/idempotency";
+import { type IdempotencyKey, KeyTaken, recordOutcome, releaseKey } from "../../../src/db/idempotency";
 import { bookSlot } from "../../../src/db/incidents";
 import { createLead } from "../../../src/db/leads";
 import { bookingsOverlapping } from "../../../src/db/occupancy";
@@ -34,14 +34,14 @@ async function orgOf(tenant: Tenant): Promise<Org> {
 const crew = (org: Org, slot: SlotTimes) => ({ plan: slotPlan(org.schedule), slot, candidates: null });
 
 /** A key of `tenant`'s request, as the idempotency middleware holds one: claimed by the first batch that writes. */
-const held = (tenant: Tenant, key: string = crypto.randomUUID()): HeldKey => ({
+const held = (tenant: Tenant, key: string = crypto.randomUUID()): IdempotencyKey => ({
   orgId: tenant.orgId,
   key,
   claimedAt: Date.now(),
   requestHash: "hash",
 });
 
-const recordOf = async (key: HeldKey) =>
+const recordOf = async (key: IdempotencyKey) =>
   (
     await db()
       .select()
@@ -70,7 +70,14 @@ describe("leads and contacts", () => {
     expect(plain.recorded).toBe(false);
     expect(JSON.parse(plain.body)).toMatchObject({ firstName: "Ann", estimatedCloseDate: "2026-12-01T00:00:00.000Z" });
     const key = held(t);
-    const written = await createLead(db(), { actor, orgId: t.orgId, country: "US", lead, now: Date.now(), held: key });
+    const written = await createLead(db(), {
+      actor,
+      orgId: t.orgId,
+      country: "US",
+      lead,
+      now: Date.now(),
+      idempotencyKey: key,
+    });
     expect(written.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: written.body });
   });
@@ -81,7 +88,14 @@ describe("leads and contacts", () => {
     const key = held(t);
     const contact = createContactBody().parse({ firstName: "Bo", accountId: foreign.id });
     expect(
-      await createContact(db(), { actor, orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
+      await createContact(db(), {
+        actor,
+        orgId: t.orgId,
+        country: "US",
+        contact,
+        now: Date.now(),
+        idempotencyKey: key,
+      }),
     ).toBeNull();
     expect(await db().select().from(contacts).where(eq(contacts.orgId, t.orgId))).toEqual([]);
     expect(await recordOf(key)).toMatchObject({ status: null, body: null });
@@ -164,7 +178,7 @@ describe("bookings", () => {
         placement: crew(org, slot),
         incident: { clientName: 'Quote "me" \\ ☃', insectName: "x", phone: null, notes: null, postalCode: null },
         now: Date.now(),
-        held: key,
+        idempotencyKey: key,
       })
     ).written!;
     expect(booked.recorded).toBe(true);
@@ -181,7 +195,7 @@ describe("bookings", () => {
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
     const again = held(t, first.key);
     await expect(
-      bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), held: again }),
+      bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), idempotencyKey: again }),
     ).rejects.toBeInstanceOf(KeyTaken);
     expect(again.claimed).toBeUndefined();
     expect(await recordOf(first)).toMatchObject(outcome);
@@ -200,13 +214,20 @@ describe("bookings", () => {
     const contact = createContactBody().parse({ firstName: "Bo", accountId: "acct_none" });
     // A batch that wrote nothing still claims the key (as a refused change does).
     expect(
-      await createContact(db(), { actor, orgId: t.orgId, country: "US", contact, now: Date.now(), held: key }),
+      await createContact(db(), {
+        actor,
+        orgId: t.orgId,
+        country: "US",
+        contact,
+        now: Date.now(),
+        idempotencyKey: key,
+      }),
     ).toBeNull();
     expect(key.claimed).toBe(true);
     await db().update(idempotencyKeys).set({ status: 200, body: "{}" }).where(eq(idempotencyKeys.key, key.key));
     const slot = { start: daysAhead(4, 9), end: daysAhead(4, 10) };
     const booked = (
-      await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), held: key })
+      await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), idempotencyKey: key })
     ).written!;
     expect(booked.recorded).toBe(false);
     expect(JSON.parse(booked.body).appointment.remaining).toBe(0);
@@ -224,7 +245,7 @@ describe("bookings", () => {
     const key = held(t, old.key);
     const slot = { start: daysAhead(5, 9), end: daysAhead(5, 10) };
     const booked = (
-      await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), held: key })
+      await bookSlot(db(), { actor, org, placement: crew(org, slot), incident, now: Date.now(), idempotencyKey: key })
     ).written!;
     expect(booked.recorded).toBe(true);
     expect(await recordOf(key)).toMatchObject({ status: 200, body: booked.body, claimedAt: key.claimedAt });
