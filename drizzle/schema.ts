@@ -465,5 +465,14 @@ export const webhookReplays = sqliteTable("webhook_replays", {
   requestedAt: integer("requested_at").notNull(),
 });
 
+/**
+ * A batch's guards (src/db/guards.ts): never holds a row. Inserting one
+ * raises "guard failed: <name>" (the trigger of migration 0011), which
+ * aborts the batch it is in, and a D1 batch is one transaction.
+ */
+export const guards = sqliteTable("guards", {
+  name: text("name").notNull(),
+});
+
 /** The tables a write of the API changes: each change records an event and its key's answer (src/db/write.ts). */
 export type WritableTable = typeof leads | typeof contacts | typeof incidents | typeof holds;
