@@ -1,10 +1,11 @@
 // Holds (docs/api.md, "Holding a slot"): a place kept for a caller while they
 // give their details. A hold is written, used and released by one statement
 // each; while live it occupies its place as a visit does (occupancy.ts).
-import { and, count, eq, gt, isNull, lt, lte, or, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, gt, isNull, lt, lte, or, type Placeholder, sql } from "drizzle-orm";
 import { holds, incidents } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
+import { once } from "../lib/once";
 import { slotView } from "../scheduling/slots";
 import { type Db, inColumnOrder, insertWhere, keptPer, param, placeholdersFor, prepared } from "./client";
 import type { IdempotencyKey, Written } from "./idempotency";
@@ -144,45 +145,41 @@ export async function releaseHold(
 }
 
 /**
- * The hold a booking names, as SQL for the booking's own batch: whether it
- * is live and for this very visit (same start and service; with a
- * technician, the same postal code), whether it has lapsed (expired, released
- * or used), its technician, and the statements that read it before the
- * booking and use it up after.
+ * The hold a booking names, as SQL over placeholders for the booking's own
+ * batch (bound as `holdId`, `orgId`, `now`, the visit's `startsAt` and
+ * `serviceId`, `holdPostalCode` its normalised postal code, and `id` the
+ * incident's): whether it is live and for this very visit (same start and
+ * service; with a technician, the same postal code), whether it has lapsed
+ * (expired, released or used), its technician, and the statements that read
+ * it before the booking and use it up after. Built once.
  */
-export function claimOfHold(db: Db, org: Org, id: string, placement: Placement, now: number) {
-  const { plan, slot } = placement;
+export const HOLD_CLAIM = once(() => {
+  const named = and(eq(holds.orgId, param("orgId")), eq(holds.id, param("holdId")));
+  const now = param("now");
   const matching = and(
-    ofOrg(org, id),
+    named,
     gt(holds.expiresAt, now),
-    eq(holds.startsAt, slot.start),
-    sql`${holds.serviceId} IS ${plan.visit.serviceId}`,
-    sql`(${holds.technicianId} IS NULL OR ${holds.postalCode} IS ${plan.postalCode})`,
+    eq(holds.startsAt, param("startsAt")),
+    sql`${holds.serviceId} IS ${param("serviceId")}`,
+    sql`(${holds.technicianId} IS NULL OR ${holds.postalCode} IS ${param("holdPostalCode")})`,
   );
-  const usedBy = (incidentId: string) => and(ofOrg(org, id), eq(holds.incidentId, incidentId));
+  const booked = sql`EXISTS (SELECT 1 FROM ${incidents} WHERE ${eq(incidents.id, param("id"))})`;
   return {
     /** The hold as it was before the booking (none: unknown to this org). */
-    read: db.select().from(holds).where(ofOrg(org, id)),
+    read: (db: Db) => db.select().from(holds).where(named),
     matches: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${matching})`,
-    lapsed: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${and(ofOrg(org, id), lte(holds.expiresAt, now))})`,
-    technician: sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${ofOrg(org, id)})`,
+    lapsed: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${and(named, lte(holds.expiresAt, now))})`,
+    technician: sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${named})`,
     /** Uses the hold up if the incident was booked on it (the booking's condition was `matches`): expiry 0, as a release. */
-    use: (incidentId: string) =>
+    use: (db: Db) =>
       db
         .update(holds)
-        .set({ expiresAt: 0, endedAt: now, incidentId })
-        .where(
-          and(
-            ofOrg(org, id),
-            gt(holds.expiresAt, now),
-            sql`EXISTS (SELECT 1 FROM ${incidents} WHERE ${eq(incidents.id, incidentId)})`,
-          ),
-        ),
+        .set({ expiresAt: 0, endedAt: sql`${now}`, incidentId: sql`${param("id")}` })
+        .where(and(named, gt(holds.expiresAt, now), booked)),
     /** The answer's `holdExpired`: whether the booking went ahead without the hold. */
-    expired: (incidentId: string): SQL =>
-      sql`CASE WHEN EXISTS (SELECT 1 FROM ${holds} WHERE ${usedBy(incidentId)}) THEN json('false') ELSE json('true') END`,
+    expired: sql`CASE WHEN EXISTS (SELECT 1 FROM ${holds} WHERE ${and(named, eq(holds.incidentId, param("id")))}) THEN json('false') ELSE json('true') END`,
   };
-}
+});
 
 /** The cron sweep: holds a day after they expired or ended go (expiry is a condition of every query: it needs no job). */
 export async function sweepHolds(db: Db, now: number) {

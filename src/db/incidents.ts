@@ -20,9 +20,9 @@ import {
   preparedWith,
 } from "./client";
 import type { Actor } from "./events";
-import { claimOfHold, type HoldRow } from "./holds";
+import { HOLD_CLAIM, type HoldRow } from "./holds";
 import type { IdempotencyKey, Written } from "./idempotency";
-import { assignee, type PlaceMode, type Placement, placesLeft, placeTemplate, placeValues, roomFor } from "./occupancy";
+import { assignee, type PlaceMode, type Placement, placeTemplate, placeValues, roomFor } from "./occupancy";
 import { hasPhone } from "./phones";
 
 export type { Placement };
@@ -123,46 +123,37 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
     updatedAt: now,
   });
   const view = JSON.stringify(incidentView(row, org.schedule.timeZone));
-  const nameLower = incident.clientName.toLowerCase();
-  if (open && holdId === undefined) {
-    // Without a hold, prepared: the template of the org's mode, its values bound by name.
-    const place = placeValues({ org, now }, placement);
-    const template = bookingTemplates(place.mode);
-    const values = { ...row, ...place.values, nameLower, view };
-    const { applied, written } = await commitWrite(db, {
-      orgId: org.id,
-      now,
-      idempotencyKey,
-      row: { table: incidents, id },
-      statements: { inserted: template.insert(db, values) },
-      event: { type: "incident.created", data: template.view, actor },
-      body: template.remaining,
-      values,
-    });
-    return applied ? { written } : {};
-  }
-  const census = { org, now };
-  const assigned = placement.candidates === null ? null : assignee(census, placement);
-  const room = open ? roomFor(census, placement, assigned) : sql`0`;
-  const hold = holdId === undefined ? undefined : claimOfHold(db, org, holdId, placement, now);
-  const condition = hold ? sql`(${hold.matches} OR (${hold.lapsed} AND ${room}))` : room;
-  const technician = hold ? sql`CASE WHEN ${hold.matches} THEN ${hold.technician} ELSE ${assigned} END` : assigned;
-  const accountId = accountNamed(org.id, nameLower);
-  const insert = insertWhere(db, incidents, { ...row, accountId, technicianId: technician }, condition);
-  const booked = viewAsBooked(view, id);
-  const remaining = withRemaining(booked, placesLeft(census, placement));
-  // The event's data is the incident resource, which has no `remaining`.
+  // The template of the org's mode and of the hold named (if any), its values bound by name.
+  const place = placeValues({ org, now }, placement);
+  const claim: HoldClaim = holdId === undefined ? "none" : open ? "open" : "closed";
+  const template = bookingTemplates(`${place.mode} ${claim}`, place.mode, claim);
+  const values = {
+    ...row,
+    ...place.values,
+    nameLower: incident.clientName.toLowerCase(),
+    view,
+    holdId,
+    holdPostalCode: plan.postalCode,
+  };
+  const inserted = template.insert(db, values);
   const { applied, results, written } = await commitWrite(db, {
     orgId: org.id,
     now,
     idempotencyKey,
     row: { table: incidents, id },
-    statements: hold ? { hold: hold.read, inserted: insert, used: hold.use(id) } : { inserted: insert },
-    event: { type: "incident.created", data: booked, actor },
-    body: hold ? sql`json_set(${remaining}, '$.holdExpired', ${hold.expired(id)})` : remaining,
+    statements: template.hold
+      ? { hold: template.hold.read(db, values), inserted, used: template.hold.use(db, values) }
+      : { inserted },
+    // The event's data is the incident resource, which has no `remaining`.
+    event: { type: "incident.created", data: template.view, actor },
+    body: template.body,
+    values,
   });
   return applied ? { written } : { hold: (results as { hold?: HoldRow[] }).hold?.[0] };
 }
+
+/** Whether a booking names a hold, and whether the visit is open without it (else only the hold books it). */
+type HoldClaim = "none" | "open" | "closed";
 
 type Bound = string | Placeholder;
 
@@ -181,24 +172,40 @@ function viewAsBooked(view: Bound, id: Bound) {
 const withRemaining = (view: SQL, left: SQL) => sql`json_set(${view}, '$.appointment.remaining', ${left})`;
 
 /**
- * A booking without a hold, built once over placeholders: the row's columns
- * by name and placeTemplate's values, with `nameLower` (the account's) and
- * `view` (the incident's JSON). The same statement, event and answer as
- * bookSlot's other path builds per request.
+ * The booking of `mode`, built once over placeholders: the row's columns by
+ * name and placeTemplate's values, with `nameLower` (the account's) and
+ * `view` (the incident's JSON). Naming a hold (`holdId`, `holdPostalCode`),
+ * the row goes in on the hold's place and technician when the hold is live
+ * for this visit, else as without it (when the visit is "open"), and the
+ * batch reads the hold before and uses it up after.
  */
-function bookingTemplate(mode: PlaceMode) {
-  const { technician, room, left } = placeTemplate(mode);
+function bookingTemplate(mode: PlaceMode, claim: HoldClaim) {
+  const place = placeTemplate(mode);
+  const hold = claim === "none" ? undefined : HOLD_CLAIM();
+  const room = claim === "closed" ? sql`0` : place.room;
+  const technician = hold
+    ? sql`CASE WHEN ${hold.matches} THEN ${hold.technician} ELSE ${place.technician ?? sql`NULL`} END`
+    : place.technician;
   const row = { ...placeholdersFor(incidents), accountId: accountNamed(param("orgId"), param("nameLower")) };
   const view = viewAsBooked(param("view"), param("id"));
+  const remaining = withRemaining(view, place.left);
   return {
-    insert: prepared((db) => insertWhere(db, incidents, technician ? { ...row, technicianId: technician } : row, room)),
+    insert: prepared((db) =>
+      insertWhere(
+        db,
+        incidents,
+        technician ? { ...row, technicianId: technician } : row,
+        hold ? sql`(${hold.matches} OR (${hold.lapsed} AND ${room}))` : room,
+      ),
+    ),
+    hold: hold && { read: prepared(hold.read), use: prepared(hold.use) },
     view,
-    remaining: withRemaining(view, left),
+    body: hold ? sql`json_set(${remaining}, '$.holdExpired', ${hold.expired})` : remaining,
   };
 }
 
-/** The booking templates, one per mode, each made on the first booking of its mode (not at startup). */
-const bookingTemplates = keptPer(bookingTemplate);
+/** The booking templates, one per mode and claim, each made on its first booking (not at startup). */
+const bookingTemplates = keptPer((_key: string, mode: PlaceMode, claim: HoldClaim) => bookingTemplate(mode, claim));
 
 /**
  * The incidents of a caller (docs/api.md, "The caller of a call"): its phone
