@@ -10,6 +10,7 @@ import app from "../../../src/app";
 import { WEBHOOK_COMMANDS } from "../../../src/cli/webhooks";
 import { createKey } from "../../../src/db/api-keys";
 import type { Bindings as WorkerBindings } from "../../../src/env";
+import { newId } from "../../../src/lib/ids";
 import { addService, addTechnician } from "../../support/catalogue";
 import { type Statement, type Trip, type WrappedD1, wrapD1 } from "../../support/d1";
 import { toRequest } from "../../support/http";
@@ -402,4 +403,124 @@ describe("D1 budget with services and technicians", () => {
     expect((await sendAs(warm, "/api/v1/services", undefined, techTenant.apiKey)).status).toBe(200);
     expect(warm.trips).toEqual([]);
   });
+});
+
+describe("D1 budget of an agent key bound to its caller (docs/api.md, 'The caller of a call')", () => {
+  // The caller of the incidents booked in beforeAll (+19175550134), as a platform may spell it.
+  const CALLER = { "X-Caller-Phone": "+1 (917) 555-0134" };
+  const OTHER_PHONE = "+19175550155";
+  let hour = 0;
+  /** Another whole hour five days ahead or more: rescheduling there never meets a full slot. */
+  const newSlot = () => slotAt(5 + Math.floor(hour / 20), 1 + (hour++ % 20));
+
+  /** A key of `role` this isolate has never verified, used within the minute (its last-use hint is not due). */
+  async function coldKey(role: "office" | "agent"): Promise<string> {
+    const { apiKey, keyId } = (await createKey(db(), tenant.orgId, role))!;
+    await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, keyId));
+    return apiKey;
+  }
+
+  const sendWith = (
+    recorder: WrappedD1,
+    apiKey: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+  ) => call({ ...tenant, apiKey }, path, { body, headers, bindings: { DB: recorder.db } });
+
+  type Request = () => Promise<readonly [string, unknown?]>;
+
+  /** The round trips of one request with a new key of `role` (cold), then of another (warm); each request is built anew (a cancel happens once). */
+  async function measure(role: "office" | "agent", request: Request, status = 200) {
+    const apiKey = await coldKey(role);
+    const headers = role === "agent" ? CALLER : {};
+    const [coldPath, coldBody] = await request();
+    const cold = wrapD1(env.DB);
+    const first = await sendWith(cold, apiKey, coldPath, coldBody, headers);
+    expect(first.status, first.text).toBe(status);
+    const [warmPath, warmBody] = await request();
+    const warm = wrapD1(env.DB);
+    const second = await sendWith(warm, apiKey, warmPath, warmBody, headers);
+    expect(second.status, second.text).toBe(status);
+    return { cold, warm, answers: [first, second] };
+  }
+
+  async function expectIndexed(recorders: WrappedD1[]) {
+    for (const statement of recorders.flatMap((r) => r.trips).flatMap((trip) => trip.statements)) {
+      const details = await plan(statement);
+      const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
+      expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
+    }
+  }
+
+  /** A new incident of the caller (or of `phone`), booked by the office key. */
+  const booked = async (phone = "+19175550134") => (await bookIncident(tenant, { phone })).id;
+
+  it.each([
+    ["read an incident", () => Promise.resolve([`/api/v1/incidents/${incidentId}`] as const), undefined],
+    ["list incidents", () => Promise.resolve(["/api/v1/incidents?limit=2"] as const), undefined],
+    ["list incidents by phone", () => Promise.resolve(["/api/v1/incidents?phone=%2B19175550134"] as const), undefined],
+    [
+      "find a caller",
+      () => Promise.resolve(["/api/v1/ai-agent/find-caller", { phone: "917 555 0134" }] as const),
+      // The agent leaves the phone out: it is the caller's.
+      () => Promise.resolve(["/api/v1/ai-agent/find-caller", {}] as const),
+    ],
+    [
+      "cancel an incident",
+      async () => [`/api/v1/incidents/${await booked()}/cancel`, { reason: "budget" }] as const,
+      undefined,
+    ],
+    [
+      "reschedule an incident",
+      async () => [`/api/v1/incidents/${await booked()}/reschedule`, { dateTime: newSlot() }] as const,
+      undefined,
+    ],
+  ] as const)(
+    "%s: an agent key with a caller takes the round trips an office key takes, every statement on an index",
+    async (_name, request: Request, agentRequest: Request | undefined) => {
+      const office = await measure("office", request);
+      const agent = await measure("agent", agentRequest ?? request);
+      expect(agent.cold.trips.length, JSON.stringify(agent.cold.trips)).toBe(office.cold.trips.length);
+      expect(agent.warm.trips.length, JSON.stringify(agent.warm.trips)).toBe(office.warm.trips.length);
+      // The binding is a condition of the operation's own statements, not a statement of its own.
+      expect(agent.warm.trips.map((trip) => trip.statements.length)).toEqual(
+        office.warm.trips.map((trip) => trip.statements.length),
+      );
+      // The agent's answers are its caller's: the same records the office key sees for that number.
+      for (const answer of agent.answers) {
+        const phones = answer.body.data
+          ? answer.body.data.map((row: { phone: string }) => row.phone)
+          : [answer.body.phone];
+        expect(phones.length, answer.text).toBeGreaterThan(0);
+        for (const phone of phones) expect(phone, answer.text).toBe("+19175550134");
+      }
+      await expectIndexed([agent.cold, agent.warm]);
+    },
+  );
+
+  it.each([
+    ["read", (id: string) => [`/api/v1/incidents/${id}`] as const],
+    ["cancel", (id: string) => [`/api/v1/incidents/${id}/cancel`, { reason: "budget" }] as const],
+    ["reschedule", (id: string) => [`/api/v1/incidents/${id}/reschedule`, { dateTime: newSlot() }] as const],
+  ] as const)(
+    "%s another caller's incident: the 404 an unknown id gets, in the same round trips and statements, and nothing changes",
+    async (_name, request) => {
+      const others = [await booked(OTHER_PHONE), await booked(OTHER_PHONE)];
+      let next = 0;
+      const other = await measure("agent", async () => request(others[next++]!), 404);
+      const unknown = await measure("agent", async () => request(newId("inc")), 404);
+      for (const m of [other, unknown]) for (const a of m.answers) expect(a.body.code).toBe("incident_not_found");
+      expect(other.cold.trips.length, JSON.stringify(other.cold.trips)).toBe(unknown.cold.trips.length);
+      expect(other.warm.trips.length, JSON.stringify(other.warm.trips)).toBe(unknown.warm.trips.length);
+      expect(other.warm.trips.map((trip) => trip.sql)).toEqual(unknown.warm.trips.map((trip) => trip.sql));
+      // The office key sees both incidents as they were booked.
+      for (const id of others) {
+        const seen = await call(tenant, `/api/v1/incidents/${id}`);
+        expect(seen.body).toMatchObject({ status: "scheduled", phone: OTHER_PHONE });
+        expect(seen.body.updatedAt).toBe(seen.body.createdAt);
+      }
+      await expectIndexed([other.cold, other.warm]);
+    },
+  );
 });
