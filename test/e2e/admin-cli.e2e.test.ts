@@ -78,6 +78,36 @@ describe("org create", () => {
   });
 });
 
+describe("key roles", () => {
+  it("key create --role read prints the role; --role boss exits non-zero and creates nothing; key list gives each key's role", async () => {
+    const read = jsonLine<{ keyId: string; apiKey: string; role: string }>(
+      await admin(dir, ["key", "create", "--org", orgId, "--role", "read"]),
+      "key create --role read",
+    );
+    expect(read).toEqual({
+      keyId: expect.stringMatching(/^key_/),
+      apiKey: expect.stringMatching(/^fsk_/),
+      role: "read",
+    });
+
+    const boss = await admin(dir, ["key", "create", "--org", orgId, "--role", "boss"]);
+    expect(boss.code).not.toBe(0);
+    expect(boss.stdout).toBe("");
+    expect(boss.stderr).toMatch(/--role must be one of office, agent, read/);
+
+    // The org's first key (org create's, office) and the read key: nothing of the refused one.
+    const { keys } = jsonLine<{ keys: { keyId: string; role: string; revokedAt: string | null }[] }>(
+      await admin(dir, ["key", "list", "--org", orgId]),
+      "key list",
+    );
+    expect(keys).toHaveLength(2);
+    expect(keys.map((key) => key.role).sort()).toEqual(["office", "read"]);
+    expect(keys.find((key) => key.role === "read")).toMatchObject({ keyId: read.keyId, revokedAt: null });
+    expect(JSON.stringify(keys)).not.toContain(read.apiKey);
+    // Three processes in a row, each starting wrangler.
+  }, 120_000);
+});
+
 describe("demo seed", () => {
   it("is idempotent and refuses --remote", async () => {
     const first = jsonLine<{ orgId: string; accounts: number }>(await admin(dir, ["demo", "seed"]), "demo seed");
