@@ -466,3 +466,16 @@ describe("an agent key's booking", () => {
     });
   });
 });
+
+describe("the served reference", () => {
+  it("its example of an event (GET /api/v1/events) shows who made it: actor", async () => {
+    const res = await call(null, "/api/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const example = res.body.paths["/api/v1/events"].get.responses["200"].content["application/json"].example;
+    expect(example.data.length).toBeGreaterThan(0);
+    for (const event of example.data)
+      expect(Object.keys(event.actor ?? {}).sort(), JSON.stringify(event)).toEqual(
+        ["callId", "callerPhone", "channel", "keyId", "role"].sort(),
+      );
+  });
+});
