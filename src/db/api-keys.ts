@@ -1,7 +1,7 @@
 import { and, eq, exists, isNull, lt, or } from "drizzle-orm";
 import { apiKeys, type KeyRole, orgs } from "../../drizzle/schema";
 import { generateApiKey, hashApiKey } from "../lib/api-keys";
-import { toIsoOrNull } from "../lib/datetime";
+import { MINUTE, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { scheduleOf } from "../scheduling/schedule";
 import { type Catalogue, EMPTY_CATALOGUE } from "../scheduling/visits";
@@ -58,7 +58,7 @@ export const orgOfKey = (key: ActiveKey, catalogue: Catalogue = EMPTY_CATALOGUE)
   name: key.name,
   country: key.country,
   schedule: scheduleOf(key.timeZone, key.schedule),
-  maxBookingMs: key.maxSlotMinutes * 60_000,
+  maxBookingMs: key.maxSlotMinutes * MINUTE,
   cursorSecret: key.cursorSecret,
   catalogue,
 });

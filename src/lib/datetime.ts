@@ -2,6 +2,9 @@
 // required, impossible dates are refused, sub-millisecond digits are truncated,
 // and the instant, once in UTC, lies within the years 0001–9999: every instant
 // stored is one toISOString writes as YYYY-MM-DDTHH:MM:SS.sssZ.
+/** A minute in milliseconds: how every count of minutes (slots, services, holds, windows) becomes a span of instants. */
+export const MINUTE = 60_000;
+
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -39,7 +42,7 @@ export function parseDateTime(text: string): number | null {
   if (Number(oh) > 23 || Number(om) > 59) return null;
   const local = utcMillis(+y!, +mo!, +d!, +h!, +mi!, +s, Number(frac.padEnd(3, "0").slice(0, 3)));
   if (local === null) return null;
-  const offset = (Number(oh) * 60 + Number(om)) * 60_000;
+  const offset = (Number(oh) * 60 + Number(om)) * MINUTE;
   return inRange(sign === "-" ? local + offset : sign === "+" ? local - offset : local);
 }
 

@@ -1,11 +1,9 @@
 // The slot engine: pure functions of (schedule, bookings, now, instants).
 // No clock, no I/O; callers pass `now` and the bookings of the window.
-import { MAX_INSTANT, toIso } from "../lib/datetime";
+import { MAX_INSTANT, MINUTE, toIso } from "../lib/datetime";
 import type { SlotOut } from "../schemas/slots";
 import { type Interval, minutesOf, type Schedule, WEEKDAYS } from "./schedule";
 import { dateString, type LocalDate, localDateOf, localIso, localToInstant, weekday } from "./zone";
-
-const MINUTE = 60_000;
 
 export interface SlotTimes {
   start: number;

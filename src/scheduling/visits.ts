@@ -2,6 +2,7 @@
 // "Services and technicians"): which service a request means, which
 // technicians may take it, and, for each candidate start, how many places are
 // left. Pure: callers pass the catalogue, the visits of the window and `now`.
+import { MINUTE } from "../lib/datetime";
 import type { Schedule, WeeklyHours } from "./schedule";
 import {
   assessSlot,
@@ -15,8 +16,6 @@ import {
   writable,
 } from "./slots";
 import { dateString, localDateOf } from "./zone";
-
-const MINUTE = 60_000;
 
 export interface Service {
   id: string;

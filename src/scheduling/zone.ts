@@ -4,10 +4,9 @@
 // of its startup (docs/decisions.md); test/unit/zone.test.ts holds this
 // module to the polyfill over every zone the runtime knows.
 
-import { toIso } from "../lib/datetime";
+import { MINUTE, toIso } from "../lib/datetime";
 
 const SECOND = 1000;
-const MINUTE = 60 * SECOND;
 const DAY = 1440 * MINUTE;
 
 /** A calendar date: days since 1970-01-01, proleptic Gregorian. */
