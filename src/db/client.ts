@@ -1,17 +1,8 @@
-import {
-  Column,
-  fillPlaceholders,
-  getTableColumns,
-  is,
-  type Placeholder,
-  SQL,
-  Subquery,
-  sql,
-  type Table,
-} from "drizzle-orm";
+import { type Column, getTableColumns, type Placeholder, type SQL, sql, type Table } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { type DrizzleD1Database, drizzle } from "drizzle-orm/d1";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { bindTemplate, templateOf } from "./drizzle-internals";
 
 /** What queries need of D1: a binding or a session of it (the Sessions API). */
 export type D1Client = Pick<D1Database, "prepare" | "batch">;
@@ -29,72 +20,6 @@ export interface CursorPosition {
 
 export const createDb = (d1: D1Client): Db => drizzle(d1 as D1Database) as Db;
 
-// Drizzle builds a statement's SQL anew on every call, and that was most of
-// the JavaScript a read ran (docs/performance.md), though the text never
-// changes — only the values do. A prepared statement is built once per
-// isolate, against this stand-in client, with `sql.placeholder(name)` for each
-// value; each request then binds its values on its own session.
-const TEMPLATES = drizzle({ prepare: () => ({}) } as unknown as D1Database);
-
-/** What drizzle's prepared D1 queries hold (not in its types): the SQL with its parameters, D1's statement, the fields selected. */
-interface Bindable {
-  query: { sql: string; params: unknown[] };
-  stmt: D1PreparedStatement;
-  fields?: { path: string[]; field: unknown }[];
-  values(): Promise<unknown[][]>;
-}
-
-interface Decoder {
-  mapFromDriverValue(value: unknown): unknown;
-}
-
-/** A selected field's decoder, where drizzle's mapResultRow finds it (an SQL's decoder is internal to drizzle). */
-const decoderOf = (field: unknown): Decoder =>
-  is(field, Column)
-    ? field
-    : (
-        (is(field, SQL) ? field : is(field, Subquery) ? field._.sql : (field as SQL.Aliased).sql) as unknown as {
-          decoder: Decoder;
-        }
-      ).decoder;
-
-/**
- * A row mapper for a select of top-level fields, as drizzle's own (a null
- * stays null, any other value goes through its field's decoder), with the
- * decoders looked up once rather than for every field of every row — which
- * made mapping a 50-row page cost more than building its SQL. Undefined for
- * nested fields (joins), which keep drizzle's mapping.
- */
-function rowMapper(fields: Bindable["fields"]) {
-  if (!fields?.every(({ path }) => path.length === 1)) return undefined;
-  const columns = fields.map(({ path: [key], field }) => ({ key: key!, decoder: decoderOf(field) }));
-  return (row: unknown[]) => {
-    const mapped: Record<string, unknown> = {};
-    for (let i = 0; i < columns.length; i++) {
-      const { key, decoder } = columns[i]!;
-      const value = row[i];
-      mapped[key] = value === null ? null : decoder.mapFromDriverValue(value);
-    }
-    return mapped;
-  };
-}
-
-/** Builds the template of a prepared statement, mapping its rows with rowMapper where it can. */
-function templateOf<P extends object>(build: (db: Db) => { prepare(): P }): P {
-  const template = build(TEMPLATES).prepare() as P & Bindable & Record<"all" | "get", unknown>;
-  const map = rowMapper(template.fields);
-  if (map) {
-    template.all = async function all(this: Bindable) {
-      return (await this.values()).map(map);
-    };
-    template.get = async function get(this: Bindable) {
-      const [row] = await this.values();
-      return row && map(row);
-    };
-  }
-  return template;
-}
-
 /**
  * A statement built once (by `build`, on first use) and run on each request's
  * session with that request's values for its placeholders. Values go to D1 as
@@ -104,13 +29,7 @@ export function prepared<P extends object>(build: (db: Db) => { prepare(): P }) 
   let template: P | undefined;
   return (db: Db, values: Record<string, unknown> = {}): P & BatchItem<"sqlite"> => {
     template ??= templateOf(build);
-    const { sql, params } = (template as unknown as Bindable).query;
-    const statement = Object.create(template) as P & Bindable & { _prepare(): unknown };
-    statement.query = { sql, params: fillPlaceholders(params, values) };
-    statement.stmt = db.$client.prepare(sql);
-    // As an item of db.batch, which asks each item for its prepared query.
-    statement._prepare = () => statement;
-    return statement as unknown as P & BatchItem<"sqlite">;
+    return bindTemplate(template, db.$client, values) as unknown as P & BatchItem<"sqlite">;
   };
 }
 

@@ -53,26 +53,27 @@ export interface Committed<S extends Statements> {
 export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
   const { orgId, now, idempotencyKey, row, statements, event, body, values } = write;
   if (values && row.state) throw new Error("commitWrite: templates are for creates, with no state to check");
+  // Without an event, a read of the row in its state ($check) tells whether the change applied.
   const withEvent =
     event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event, values });
-  // Without an event, a read of the row in its state tells whether the change applied.
-  const check = withEvent ? [withEvent.insert, withEvent.endpoints] : [rowCheck(db, orgId, row)];
   const answer = idempotencyKey
     ? recordWithWrite(db, { idempotencyKey, table: row.table, id: row.id, body, state: row.state }, values)
     : typeof body === "string"
       ? undefined
       : bodyOf(db, orgId, row, body, values);
-  const names = Object.keys(statements);
-  const results = (await writeBatch(db, idempotencyKey, [
-    ...Object.values(statements),
-    ...check,
-    ...(answer ? [answer] : []),
-  ] as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]])) as unknown[];
+  // The write's own statements first, then the write path's, whose names start with "$".
+  const results = await batchByName(db, idempotencyKey, {
+    ...statements,
+    ...(withEvent
+      ? { $event: withEvent.insert, $subscribers: withEvent.endpoints }
+      : { $check: rowCheck(db, orgId, row) }),
+    ...(answer && { $answer: answer }),
+  });
   // The event is inserted exactly when the row is in its state: when the change applied.
   const applied = withEvent
-    ? (results[names.length] as D1Result).meta.changes === 1
-    : (results[names.length] as unknown[]).length === 1;
-  const [answered] = (answer ? results[names.length + check.length] : []) as { body: string | null }[];
+    ? (results.$event as D1Result).meta.changes === 1
+    : (results.$check as unknown[]).length === 1;
+  const [answered] = (results.$answer ?? []) as { body: string | null }[];
   let text = typeof body === "string" ? body : answered?.body;
   // Applied but not recorded: the claim was an earlier batch's and had lapsed (taken over after 60 s).
   if (applied && text == null && typeof body !== "string") {
@@ -81,13 +82,30 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
   }
   return {
     applied,
-    results: Object.fromEntries(names.map((name, i) => [name, results[i]])) as Committed<S>["results"],
+    results: Object.fromEntries(
+      Object.keys(statements).map((name) => [name, results[name]]),
+    ) as Committed<S>["results"],
     written: {
       body: text ?? "",
       recorded: idempotencyKey !== undefined && answered?.body != null,
-      event: withEvent?.recorded(results[names.length + 1] as { id: string }[]),
+      event: withEvent?.recorded(results.$subscribers as { id: string }[]),
     },
   };
+}
+
+/**
+ * Runs `items` in their order as one batch (claiming the Idempotency-Key, if
+ * any, in it) and returns each result under its item's name.
+ */
+async function batchByName(
+  db: Db,
+  idempotencyKey: IdempotencyKey | undefined,
+  items: Record<string, BatchItem<"sqlite">>,
+): Promise<Record<string, unknown>> {
+  const names = Object.keys(items);
+  const statements = Object.values(items) as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]];
+  const results = (await writeBatch(db, idempotencyKey, statements)) as unknown[];
+  return Object.fromEntries(names.map((name, i) => [name, results[i]]));
 }
 
 /** The read of the row in its state; of a row with no state to check, prepared once per table. */
