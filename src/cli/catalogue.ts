@@ -1,22 +1,25 @@
 // `service …` and `technician …` commands of the admin CLI (docs/operations.md,
 // "Services and technicians"): flags are checked here, with the same field
-// rules as a technicians file (./files), then src/db/catalogue writes; its
-// refusals become CliErrors that say what to do.
+// rules as a technicians file (./files), then src/db/services.ts or
+// src/db/technicians.ts writes; their refusals become CliErrors that say what
+// to do.
 import type * as z from "zod";
 import {
   addService,
-  addTechnician,
-  importTechnicians,
   listServices,
-  listTechnicians,
   MAX_SERVICES,
   type ServiceChanges,
   type ServiceWrite,
+  updateService,
+} from "../db/services";
+import {
+  addTechnician,
+  importTechnicians,
+  listTechnicians,
   type TechnicianChanges,
   type TechnicianUpdate,
-  updateService,
   updateTechnician,
-} from "../db/catalogue";
+} from "../db/technicians";
 import { once } from "../lib/once";
 import type { ServiceOut } from "../schemas/services";
 import { CliError } from "./errors";

@@ -9,6 +9,7 @@ import { accountColumns, accountView, type ShownAccount } from "./accounts";
 import { type Db, param, prepared } from "./client";
 import { contactColumns, contactView, type ShownContact } from "./contacts";
 import { incidentColumns, incidentView, type ShownIncident } from "./incidents";
+import { isScheduledUnindexed } from "./occupancy";
 import type { Org } from "./orgs";
 import { hasPhone } from "./phones";
 
@@ -62,7 +63,7 @@ const callerIncidents = prepared((db) => {
   // from below so that each branch reads one range of its index.
   const upcoming = and(
     eq(incidents.orgId, param("orgId")),
-    sql`+${incidents.status} = 'scheduled'`,
+    isScheduledUnindexed,
     gt(incidents.startsAt, param("since")),
     gt(incidents.endsAt, param("now")),
   );

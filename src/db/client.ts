@@ -127,3 +127,9 @@ export function insertWhere<T extends SQLiteTable>(db: Db, table: T, row: RowOf<
   );
   return db.insert(table).select(sql`SELECT ${values} WHERE ${condition}`);
 }
+
+/** The text of an error and of its causes: where D1 puts SQLite's message (a constraint's, a trigger's). */
+export const errorText = (error: unknown): string =>
+  error instanceof Error
+    ? `${error.message} ${error.cause === undefined ? "" : errorText(error.cause)}`
+    : String(error);

@@ -3,8 +3,11 @@
 // through one overlap condition (`holding`), applied to each of the two
 // tables. A hold is live while its expiry is after the request's now, so
 // expiry is a condition here, never a job that must run.
-import { and, count, eq, gt, gte, lt, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { type AnyColumn, and, count, eq, gt, gte, lt, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { holds, incidents, orgs, technicians } from "../../drizzle/schema";
+import { MINUTE } from "../lib/datetime";
+import { coversSql, offOnSql, qualifiedSql } from "../scheduling/eligibility";
+import { overlapsSql } from "../scheduling/overlap";
 import type { Booking, SlotTimes } from "../scheduling/slots";
 import type { Plan, Technician } from "../scheduling/visits";
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
@@ -13,8 +16,23 @@ import type { Org } from "./orgs";
 
 type Occupant = typeof incidents | typeof holds;
 
-/** Written as a literal, not a parameter, so that the planner may use the partial index of scheduled incidents. */
-const isScheduled = sql`${incidents.status} = 'scheduled'`;
+/**
+ * An incident that is scheduled, of a status column: incidents', an alias's
+ * (another incident of the same statement), or one kept from the planner.
+ * Written as a literal, not a parameter, so that the planner may use the
+ * partial index of scheduled incidents.
+ */
+export const isScheduledIn = (status: AnyColumn | SQL): SQL => sql`${status} = 'scheduled'`;
+
+export const isScheduled = isScheduledIn(incidents.status);
+
+/**
+ * isScheduled behind a unary + (SQLite's idiom), which keeps the term out of
+ * the planner's choice of index: where the status index would read all the
+ * org's scheduled incidents instead of the few rows another term names
+ * (src/db/callers.ts).
+ */
+export const isScheduledUnindexed = isScheduledIn(sql`+${incidents.status}`);
 
 /** A row of `table` that occupies a place at `now`: a scheduled visit, or a hold not yet expired, released or used. */
 const occupying = (table: Occupant, now: number): SQL => (table === incidents ? isScheduled : gt(holds.expiresAt, now));
@@ -32,28 +50,33 @@ export interface Census {
   except?: string;
 }
 
+/** What holding reads of a census: of the org, only its id and longest span. */
+export type HoldingCensus = Omit<Census, "org"> & { org: Pick<Org, "id" | "maxBookingMs"> };
+
 /** The longest span a visit of the org occupies, in ms. */
-const longestSpan = ({ org, fresh }: Census): SQL | number =>
-  fresh ? sql`((SELECT ${orgs.maxSlotMinutes} FROM ${orgs} WHERE ${eq(orgs.id, org.id)}) * 60000)` : org.maxBookingMs;
+const longestSpan = ({ org, fresh }: HoldingCensus): SQL | number =>
+  fresh
+    ? sql`((SELECT ${orgs.maxSlotMinutes} FROM ${orgs} WHERE ${eq(orgs.id, org.id)}) * ${sql.raw(String(MINUTE))})`
+    : org.maxBookingMs;
 
 type Bound = number | SQL | Placeholder;
 type Text = string | Placeholder;
 
 /**
  * The rows of `table` occupying some instant of [start, end): those whose
- * occupied span (start to end plus buffer) overlaps it. Such a row starts in
- * (start - longest span, end), so the condition reads one range of the
- * (org_id, starts_at, occupied_until, …) index of either table. Every count
- * of places uses this one condition.
+ * occupied span (start to end plus buffer) overlaps it (overlapsSql). Such a
+ * row starts in (start - longest span, end), so the condition reads one
+ * range of the (org_id, starts_at, occupied_until, …) index of either table.
+ * Every count of places uses this one condition, and so does the
+ * reassignment's read (src/db/reassignment.ts).
  */
-export function holding(table: Occupant, census: Census, range: { start: Bound; end: Bound }): SQL {
+export function holding(table: Occupant, census: HoldingCensus, range: { start: Bound; end: Bound }): SQL {
   const { org, except } = census;
   return and(
     eq(table.orgId, org.id),
     occupying(table, census.now),
     sql`${table.startsAt} > ${range.start} - ${longestSpan(census)}`,
-    sql`${table.startsAt} < ${range.end}`,
-    sql`${table.occupiedUntil} > ${range.start}`,
+    ...overlapsSql(table, range),
     table === incidents && except !== undefined ? ne(incidents.id, except) : undefined,
   )!;
 }
@@ -238,17 +261,12 @@ function assigneeOf(census: Census, assignment: Assignment, keep?: string | null
     except === undefined ? undefined : ne(incidents.id, except),
   );
   const load = sql`(SELECT count(*) FROM ${ofTechnician(incidents)} WHERE ${and(own, gte(incidents.startsAt, dayStart), lt(incidents.startsAt, dayEnd))})`;
-  const skills = sql`NOT EXISTS (SELECT 1 FROM json_each(${assignment.skills}) AS k WHERE k.value NOT IN (SELECT value FROM json_each(${technicians.skills})))`;
-  const place =
-    postalCode === null
-      ? undefined
-      : sql`(json_array_length(${technicians.postalCodes}) = 0 OR EXISTS (SELECT 1 FROM json_each(${technicians.postalCodes}) AS z WHERE substr(${postalCode}, 1, length(z.value)) = z.value))`;
-  const dayOff = sql`EXISTS (SELECT 1 FROM json_each(${technicians.daysOff}) AS d WHERE d.value = ${date})`;
+  // Eligibility as the candidates were chosen (src/scheduling/eligibility.ts), on the rows as they are now.
   const chosen = techniciansWhere(org, assignment.candidates, [
     sql`NOT ${busy({ ...census, fresh: true }, span)}`,
-    skills,
-    place,
-    sql`NOT ${dayOff}`,
+    qualifiedSql(technicians, assignment.skills),
+    coversSql(technicians, postalCode),
+    sql`NOT ${offOnSql(technicians, date)}`,
   ]);
   const first = keep ? sql`${technicians.id} = ${keep} DESC, ` : sql``;
   return sql`(${chosen} ORDER BY ${first}${load}, ${technicians.id} LIMIT 1)`;

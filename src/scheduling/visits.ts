@@ -3,6 +3,8 @@
 // technicians may take it, and, for each candidate start, how many places are
 // left. Pure: callers pass the catalogue, the visits of the window and `now`.
 import { MINUTE } from "../lib/datetime";
+import { covers, offOn, qualified } from "./eligibility";
+import { overlaps } from "./overlap";
 import type { Schedule, WeeklyHours } from "./schedule";
 import {
   assessSlot,
@@ -91,13 +93,6 @@ export function chooseService(
 /** A postal code as prefixes are compared with it: no spaces or "-", upper case. */
 export const normalisePostalCode = (code: string): string => code.replace(/[\s-]/g, "").toUpperCase();
 
-const covers = (technician: Technician, postalCode: string | null) =>
-  postalCode === null ||
-  technician.postalCodes.length === 0 ||
-  technician.postalCodes.some((p) => postalCode.startsWith(p));
-
-const qualified = (technician: Technician, skills: string[]) => skills.every((s) => technician.skills.includes(s));
-
 export type FleetReason = "out_of_service_area" | "no_qualified_technician";
 
 /**
@@ -153,7 +148,7 @@ export function placesCounter(plan: Plan, bookings: Booking[], maxBookingMs: num
     while (low < bookings.length && bookings[low]!.startsAt <= span.start - maxBookingMs) low++;
     while (high < bookings.length && bookings[high]!.startsAt < span.end) high++;
     const overlapping: Booking[] = [];
-    for (let i = low; i < high; i++) if (bookings[i]!.endsAt > span.start) overlapping.push(bookings[i]!);
+    for (let i = low; i < high; i++) if (overlaps(bookings[i]!, span)) overlapping.push(bookings[i]!);
     if (fleet.crew) return Math.max(0, schedule.capacity - peak(overlapping, span.start));
     const busy = new Set(overlapping.map((b) => b.technicianId));
     const end = start + visit.durationMs;
@@ -169,8 +164,9 @@ export function placesCounter(plan: Plan, bookings: Booking[], maxBookingMs: num
 function peak(visits: Booking[], from: number): number {
   let most = 0;
   for (const at of [from, ...visits.map((v) => v.startsAt).filter((s) => s > from)]) {
+    const instant = { start: at, end: at + 1 };
     let here = 0;
-    for (const v of visits) if (v.startsAt <= at && v.endsAt > at) here += v.count ?? 1;
+    for (const v of visits) if (overlaps(v, instant)) here += v.count ?? 1;
     most = Math.max(most, here);
   }
   return most;
@@ -204,7 +200,7 @@ export function dutyRoster(schedule: Schedule) {
       const date = localDateOf(start, schedule.timeZone);
       last = { start, date, day: dateString(date) };
     }
-    if (technician.daysOff.includes(last.day)) return false;
+    if (offOn(technician, last.day)) return false;
     return openingsOf(technician.weeklyHours ?? schedule.weeklyHours, last.date).some(
       (o) => o.start <= start && end <= o.end,
     );
@@ -222,8 +218,8 @@ export function assignmentOrder(plan: Plan, bookings: Booking[], start: number, 
   const fleet = fleetFor(plan.technicians, visit.skills, plan.postalCode);
   if (fleet.crew) return [];
   const duty = dutyRoster(plan.schedule);
-  const spanEnd = start + visit.durationMs + visit.bufferMs;
-  const busy = new Set(bookings.filter((b) => b.startsAt < spanEnd && b.endsAt > start).map((b) => b.technicianId));
+  const span = { start, end: start + visit.durationMs + visit.bufferMs };
+  const busy = new Set(bookings.filter((b) => overlaps(b, span)).map((b) => b.technicianId));
   const load = (t: Technician) => dayBookings.filter((b) => b.technicianId === t.id).length;
   return fleet.eligible
     .filter((t) => !busy.has(t.id) && duty(t, start, start + visit.durationMs))

@@ -13,8 +13,8 @@ import { events, incidents, orgs, services, technicians } from "../../../drizzle
 import { COMMANDS, type Flags } from "../../../src/cli/commands";
 import { CliError } from "../../../src/cli/errors";
 import { createKey } from "../../../src/db/api-keys";
-import { MAX_SERVICES } from "../../../src/db/catalogue";
 import { createDb, type D1Client } from "../../../src/db/client";
+import { MAX_SERVICES } from "../../../src/db/services";
 import { newId } from "../../../src/lib/ids";
 import { call } from "../../support/request";
 import { db, openTenant, type Tenant } from "../../support/tenants";

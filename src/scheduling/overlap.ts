@@ -1,0 +1,32 @@
+// When a visit or a hold takes a place from a span (docs/api.md, "Holding a
+// slot"): it occupies its technician or a crew from its start to the end of
+// its buffer, and takes the place if that shares an instant with the span.
+// The scans count it in JavaScript (visits.ts) and the statements in SQL
+// (src/db/occupancy.ts, holding), so the condition is written here twice,
+// side by side: test/integration/scheduling/overlap.property.test.ts holds
+// the two forms equal.
+import type { AnyColumn, Placeholder, SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
+import type { SlotTimes } from "./slots";
+
+/** What a visit or hold occupies: [startsAt, endsAt), its end the end of its buffer. */
+export interface Occupied {
+  startsAt: number;
+  endsAt: number;
+}
+
+/** Whether `occupied` shares an instant with [span.start, span.end). */
+export const overlaps = (occupied: Occupied, span: SlotTimes): boolean =>
+  occupied.startsAt < span.end && occupied.endsAt > span.start;
+
+/** An instant of a statement: a time, a column or expression, or a prepared statement's placeholder. */
+export type Bound = number | AnyColumn | SQL | Placeholder;
+
+/**
+ * overlaps, in SQL, of a row's columns (a visit's or a hold's: their occupied
+ * end is `occupiedUntil`): its two conditions, to go into an and().
+ */
+export const overlapsSql = (
+  occupied: { startsAt: Bound; occupiedUntil: Bound },
+  span: { start: Bound; end: Bound },
+): [SQL, SQL] => [sql`${occupied.startsAt} < ${span.end}`, sql`${occupied.occupiedUntil} > ${span.start}`];
