@@ -5,6 +5,7 @@
 import type { Operation } from "../http/operation";
 import { accountOperations } from "./accounts";
 import { aiAgentOperations } from "./ai-agent";
+import { boardOperations } from "./board";
 import { contactOperations } from "./contacts";
 import { contextOperations } from "./context";
 import { eventOperations } from "./events";
@@ -21,4 +22,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...accountOperations,
   ...incidentOperations,
   ...eventOperations,
+  ...boardOperations,
 ];

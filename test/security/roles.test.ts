@@ -60,7 +60,9 @@ const TABLE: Record<string, readonly Role[]> = {
   list_incidents: ALL,
   cancel_incident: OFFICE_AGENT,
   reschedule_incident: OFFICE_AGENT,
+  close_incident: OFFICE,
   list_events: OFFICE_READ,
+  get_board: OFFICE_READ,
 };
 
 const may = (role: Role, tool: string) => TABLE[tool]!.includes(role);

@@ -34,6 +34,9 @@ export interface Fixture {
   holdId: string;
 }
 
+/** Where the fixture's incident starts when the operation needs a started one (close): half an hour before now. */
+export const STARTED_AT = (now: number) => now - 30 * MINUTE;
+
 /** How long the fixture's hold is live (hold-slot's default). */
 export const HOLD_MS = 5 * MINUTE;
 
@@ -46,6 +49,7 @@ export async function fixture(op: Operation): Promise<Fixture> {
   // Inserted as create-incident stores one, not through the API: the key stays cold.
   const now = Date.now();
   const incidentId = newId("inc", now);
+  const startsAt = op.started ? STARTED_AT(now) : Date.parse(SLOT);
   if (op.incident)
     await db()
       .insert(incidents)
@@ -57,8 +61,9 @@ export async function fixture(op: Operation): Promise<Fixture> {
         insectName: "Termites",
         accountId: id,
         phone: PHONE,
-        startsAt: Date.parse(SLOT),
-        endsAt: Date.parse(SLOT) + HOUR,
+        startsAt,
+        endsAt: startsAt + HOUR,
+        occupiedUntil: startsAt + HOUR,
         createdAt: now,
         updatedAt: now,
       });
@@ -102,8 +107,10 @@ export interface Operation {
   incident?: boolean;
   /** Works on the fixture's hold (which must then exist, live). */
   hold?: boolean;
-  /** Changes the fixture's incident (cancel, reschedule) or its hold (release). */
-  changes?: "cancel" | "reschedule" | "release";
+  /** Changes the fixture's incident (cancel, reschedule, close) or its hold (release). */
+  changes?: "cancel" | "reschedule" | "close" | "release";
+  /** The fixture's incident has started (half an hour ago, STARTED_AT), as closing needs. */
+  started?: boolean;
   /** Reads the org's services (the fixture then has one). */
   services?: boolean;
   /** Answered from what authentication read with the key: no round trip of its own. */
@@ -250,9 +257,28 @@ export const OPERATIONS: Operation[] = [
     incident: true,
     changes: "reschedule",
   },
+  {
+    name: "close incident",
+    tool: "close_incident",
+    method: "POST",
+    path: (f) => `/api/v1/incidents/${f.incidentId}/close`,
+    args: () => ({ outcome: "completed", note: "Treated the garage" }),
+    incident: true,
+    started: true,
+    changes: "close",
+  },
+  {
+    name: "get board",
+    tool: "get_board",
+    method: "GET",
+    path: () => `/api/v1/board?date=${SLOT.slice(0, 10)}`,
+    args: () => ({ date: SLOT.slice(0, 10) }),
+    incident: true,
+    hold: true,
+  },
 ];
 export const CHANGES = OPERATIONS.filter((op) => op.changes);
-/** The changes of the fixture's incident (cancel, reschedule): a conditional UPDATE of it and its event, in one batch. */
+/** The changes of the fixture's incident (cancel, reschedule, close): a conditional UPDATE of it and its event, in one batch. */
 export const INCIDENT_CHANGES = CHANGES.filter((op) => op.incident);
 /** The catalogue's tool names, sorted: what a suite's table keyed by tool must hold. */
 export const TOOLS = OPERATIONS.map((op) => op.tool).sort();
