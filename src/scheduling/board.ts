@@ -1,6 +1,7 @@
 // The dispatch board's rows (docs/api.md, "The dispatch board"): who works a
 // local date, when, and what each of them has that day. Pure: the caller
 // passes the catalogue, the schedule and the day's visits and holds.
+import { offOn } from "./eligibility";
 import type { Schedule } from "./schedule";
 import { openingsOn, type SlotTimes } from "./slots";
 import type { Technician } from "./visits";
@@ -22,12 +23,12 @@ export interface BoardRow<V extends Placed, H extends Placed> {
 /**
  * The intervals a technician works on local `date`: those of their weekly
  * hours (or the org's) on that date, none on a day off of theirs or a closed
- * date. The slot engine reads the same openings (openingsOn) and days off
+ * date. The slot engine reads the same openings (openingsOn) and days off (offOn)
  * to decide whether they are on duty for a visit (dutyRoster), and offers
  * no start on a closed date.
  */
 export function dutyOn(schedule: Schedule, technician: Technician, date: LocalDate): SlotTimes[] {
-  if (technician.daysOff.includes(dateString(date))) return [];
+  if (offOn(technician, dateString(date))) return [];
   return openingsOn({ ...schedule, weeklyHours: technician.weeklyHours ?? schedule.weeklyHours }, date);
 }
 

@@ -322,6 +322,32 @@ const expectHoldNotFound = (res: ReadResponse) => {
 
 const emptyCaller = (phone: string) => ({ phone, contacts: [], accounts: [], upcomingIncidents: [] });
 
+/**
+ * The board of a day (crew mode: one row) holds the caller's visits and live
+ * holds of that day, every one of them, and none of the other org's.
+ */
+const expectOwnBoard = (
+  body: { date: string; rows: { visits: { id: string }[]; holds: { start: string }[] }[] },
+  caller: Profile,
+  victim: Profile,
+) => {
+  expect(body.rows).toHaveLength(1);
+  const [{ visits, holds }] = body.rows as [(typeof body.rows)[number]];
+  const onThatDay = <T extends { dateTime: string }>(items: T[]) =>
+    items.filter((i) => i.dateTime.startsWith(body.date));
+  expect(visits.map((v) => v.id).sort()).toEqual(
+    onThatDay(caller.incidents)
+      .map((i) => i.id)
+      .sort(),
+  );
+  expect(holds.map((h) => h.start).sort()).toEqual(
+    onThatDay(caller.holds)
+      .map((h) => h.dateTime)
+      .sort(),
+  );
+  for (const incident of victim.incidents) expect(visits.map((v) => v.id)).not.toContain(incident.id);
+};
+
 /** A listed page of events holds every event the caller's seeding recorded, and none of the other org's. */
 const expectOwnEvents = (ids: string[], caller: Profile, victim: Profile) => {
   for (const id of caller.events) expect(ids).toContain(id);
@@ -342,6 +368,21 @@ const expectOwnIncidents = (ids: string[], caller: Profile, victim: Profile) => 
  * record them; the other org's booked slots are checked before the caller books them.
  */
 const PROBES: Record<string, Case[]> = {
+  get_board: [
+    {
+      name: "GET /board?date={the day of the other org's visit} → only its own visits and holds of that day",
+      send: (_c, v) => ({ path: `/api/v1/board?date=${v.slots[0].slice(0, 10)}` }),
+      expect: (res, c, v) => {
+        expect(res.status, res.text).toBe(200);
+        expectOwnBoard(res.body, c, v);
+      },
+    },
+    {
+      name: "MCP get_board {the day of the other org's hold} → only its own visits and holds of that day",
+      send: (_c, v) => ({ tool: "get_board", args: { date: v.holds[0]!.dateTime.slice(0, 10) } }),
+      expect: (res, c, v) => expectOwnBoard(toolAnswer(res).body as Parameters<typeof expectOwnBoard>[0], c, v),
+    },
+  ],
   list_events: [
     {
       name: "GET /events → only the caller's events",
@@ -833,6 +874,21 @@ const PROBES: Record<string, Case[]> = {
       expect: (res) =>
         expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
       changes: (v) => v.incidents[0]!.id,
+    },
+  ],
+  close_incident: [
+    {
+      name: "POST /incidents/{the other org's incident}/close → 404 incident_not_found, its row unchanged",
+      send: (_c, v) => ({ path: `/api/v1/incidents/${v.incidents[0]!.id}/close`, body: { outcome: "no_show" } }),
+      expect: (res) => expectProblem(res, 404, "incident_not_found"),
+      changes: (v) => v.incidents[0]!.id,
+    },
+    {
+      name: "MCP close_incident {the other org's incident} → isError 404, its row unchanged",
+      send: (_c, v) => ({ tool: "close_incident", args: { id: v.incidents[1]!.id, outcome: "completed" } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "incident_not_found" } }),
+      changes: (v) => v.incidents[1]!.id,
     },
   ],
   // After the probes above that see the other org's held slots free (and book on its holds in vain).

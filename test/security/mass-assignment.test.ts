@@ -71,6 +71,7 @@ const ALLOWED: Record<string, string[]> = {
   list_events: [...PAGE, "type"],
   list_services: [],
   get_call_context: [],
+  get_board: ["date"],
 };
 
 const allowedOf = (op: Operation) => ALLOWED[op.tool] ?? [];

@@ -26,7 +26,7 @@ describe("MCP server at /mcp", () => {
     await expect(connect(null)).rejects.toThrow(/401/);
   });
 
-  it("lists the seventeen tools with the operations' input schemas", async () => {
+  it("lists the eighteen tools with the operations' input schemas", async () => {
     const client = await connect(a);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
@@ -38,6 +38,7 @@ describe("MCP server at /mcp", () => {
       "find_available_appointments",
       "find_caller",
       "get_account",
+      "get_board",
       "get_call_context",
       "get_incident",
       "hold_slot",
