@@ -211,12 +211,100 @@ export const technicians = sqliteTable(
   (t) => [index("technicians_org").on(t.orgId, t.id)],
 );
 
-export const INCIDENT_STATUSES = ["scheduled", "cancelled"] as const;
+export const INCIDENT_STATUSES = ["scheduled", "cancelled", "completed", "no_show"] as const;
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 
 /**
+ * The statuses whose visit occupies its span (docs/api.md, "Close"): a
+ * scheduled visit, and a closed one, which keeps the span it was booked
+ * with; only a cancelled visit frees its place.
+ */
+export const OCCUPYING_STATUSES = ["scheduled", "completed", "no_show"] as const;
+
+/** A plan's life (docs/api.md, "Plans"): active until every visit is decided (completed) or it is cancelled. */
+export const PLAN_STATUSES = ["active", "completed", "cancelled"] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+export const PLAN_UNITS = ["week", "month"] as const;
+export type PlanUnit = (typeof PLAN_UNITS)[number];
+
+/**
+ * Service plans (docs/api.md, "Plans"): a visit every `every_count`
+ * `every_unit`s, `visits` in all (null: until cancelled), each due on the
+ * first visit's local date plus k × every, at `local_time` in the org's
+ * zone. `visits_made` counts the visits decided (booked or unplaced, the
+ * first included); `next_due_date` is the next one's local date and
+ * `decide_at` the instant it may be decided (its due date less the days the
+ * cron looks ahead, at local midnight), both null unless active.
+ */
+export const plans = sqliteTable(
+  "plans",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    status: text("status", { enum: PLAN_STATUSES }).notNull().default("active"),
+    everyCount: integer("every_count").notNull(),
+    everyUnit: text("every_unit", { enum: PLAN_UNITS }).notNull(),
+    visits: integer("visits"),
+    serviceId: text("service_id").references(() => services.id),
+    postalCode: text("postal_code"),
+    clientName: text("client_name").notNull(),
+    insectName: text("insect_name").notNull(),
+    phone: text("phone"),
+    accountId: text("account_id").references(() => accounts.id),
+    notes: text("notes"),
+    technicianId: text("technician_id").references(() => technicians.id),
+    // "HH:MM" and "YYYY-MM-DD", the first visit's as booked, in the org's zone.
+    localTime: text("local_time").notNull(),
+    firstVisitDate: text("first_visit_date").notNull(),
+    visitsMade: integer("visits_made").notNull(),
+    nextDueDate: text("next_due_date"),
+    decideAt: integer("decide_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    cancelledAt: integer("cancelled_at"),
+    cancelReason: text("cancel_reason"),
+  },
+  (t) => [
+    // The list's keyset order (newest first: created, id), under each filter.
+    index("plans_org_created").on(t.orgId, t.createdAt, t.id),
+    index("plans_org_status_created").on(t.orgId, t.status, t.createdAt, t.id),
+    index("plans_org_phone_created").on(t.orgId, t.phone, t.createdAt, t.id),
+    index("plans_org_account_created").on(t.orgId, t.accountId, t.createdAt, t.id),
+    // The cron, across orgs: active plans whose next visit may be decided, soonest first.
+    index("plans_active_decide").on(t.decideAt).where(sql`${t.status} = 'active'`),
+  ],
+);
+
+/**
+ * Each due visit of a plan, decided once (docs/api.md, "Plans"): booked (its
+ * incident) or unplaced. The primary key (plan, k) is what makes a visit
+ * decided exactly once: a second decision's batch meets it and fails whole.
+ * Written in the batch that books the visit or records it unplaced.
+ */
+export const planVisits = sqliteTable(
+  "plan_visits",
+  {
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id),
+    k: integer("k").notNull(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => orgs.id),
+    dueDate: text("due_date").notNull(),
+    // Null: unplaced (no bookable start within three days of the due date).
+    incidentId: text("incident_id"),
+    decidedAt: integer("decided_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.planId, t.k] })],
+);
+
+/**
  * Incidents logged by agents; a `scheduled` one books the slot [startsAt,
- * endsAt), a `cancelled` one holds nothing (docs/api.md, "Incidents").
+ * endsAt), and so does a closed one (`completed`, `no_show`); a `cancelled`
+ * one holds nothing (docs/api.md, "Incidents").
  */
 export const incidents = sqliteTable(
   "incidents",
@@ -239,6 +327,11 @@ export const incidents = sqliteTable(
     updatedAt: integer("updated_at").notNull().default(0),
     cancelledAt: integer("cancelled_at"),
     cancelReason: text("cancel_reason"),
+    // When it was closed (completed or no_show), and the office's note on it.
+    closedAt: integer("closed_at"),
+    outcomeNote: text("outcome_note"),
+    // The plan that booked it (null: booked by a request).
+    planId: text("plan_id"),
     // The service and technician of the visit (null: none applied, crew mode)
     // and the caller's postal code as given, trimmed.
     serviceId: text("service_id").references(() => services.id),
@@ -251,15 +344,17 @@ export const incidents = sqliteTable(
     arrivalWindowMinutes: integer("arrival_window_minutes").notNull().default(0),
   },
   (t) => [
-    // Availability reads the scheduled visits of a time window: org first,
+    // Availability reads the visits occupying a time window: org first,
     // then start; with the occupied end and technician too, the index alone
     // answers (covering) and its order is the order of the groups, so no
     // temporary b-tree is built. Partial: a cancelled incident holds no slot
-    // and is not even read. Queries name the status as a literal so the
-    // planner may use it.
-    index("incidents_scheduled_org_starts_occupied")
-      .on(t.orgId, t.startsAt, t.occupiedUntil, t.technicianId)
-      .where(sql`${t.status} = 'scheduled'`),
+    // and is not even read. Queries name the statuses exactly so, as literals
+    // (occupiesIn, src/db/occupancy.ts), so the planner may use it; the
+    // status is a column of it too, for SQLite proves an IN term of the
+    // index's own WHERE from the index's columns only (an "=" it would not need).
+    index("incidents_occupying_org_starts_occupied")
+      .on(t.orgId, t.startsAt, t.occupiedUntil, t.technicianId, t.status)
+      .where(sql`${t.status} IN ('scheduled', 'completed', 'no_show')`),
 
     // The list's keyset order (start, id), under each filter that narrows it.
     index("incidents_org_starts").on(t.orgId, t.startsAt, t.id),
@@ -270,6 +365,8 @@ export const incidents = sqliteTable(
     // day's count of the assignment statement.
     index("incidents_org_technician_starts").on(t.orgId, t.technicianId, t.startsAt, t.id),
     index("incidents_org_service_starts").on(t.orgId, t.serviceId, t.startsAt, t.id),
+    // A plan's visits (cancelling a plan cancels those not started).
+    index("incidents_org_plan_starts").on(t.orgId, t.planId, t.startsAt),
   ],
 );
 
@@ -347,6 +444,8 @@ export const EVENT_TYPES = [
   "incident.rescheduled",
   "incident.cancelled",
   "incident.reassigned",
+  "incident.completed",
+  "incident.no_show",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -475,4 +574,4 @@ export const guards = sqliteTable("guards", {
 });
 
 /** The tables a write of the API changes: each change records an event and its key's answer (src/db/write.ts). */
-export type WritableTable = typeof leads | typeof contacts | typeof incidents | typeof holds;
+export type WritableTable = typeof leads | typeof contacts | typeof incidents | typeof holds | typeof plans;

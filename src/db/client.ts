@@ -102,9 +102,13 @@ export function columnsBut<T extends Table, K extends keyof T["_"]["columns"] & 
   return columns as Omit<T["_"]["columns"], K>;
 }
 
-/** Every column of `table` as a placeholder of its own name: a row to insert by a prepared statement. */
-export const placeholdersFor = <T extends Table>(table: T) =>
-  Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, param(key)])) as RowOf<T>;
+/**
+ * Every column of `table` as a placeholder of its own name (after `prefix`,
+ * when another row of the statement's batch shares its names): a row to
+ * insert by a prepared statement.
+ */
+export const placeholdersFor = <T extends Table>(table: T, prefix = "") =>
+  Object.fromEntries(Object.keys(getTableColumns(table)).map((key) => [key, param(prefix + key)])) as RowOf<T>;
 
 /** `values` with every column of `table`, in column order (absent ones null), so a stored row reads exactly like a listed one. */
 export function inColumnOrder<T extends Table>(table: T, values: Partial<T["$inferSelect"]>): T["$inferSelect"] {

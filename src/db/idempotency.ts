@@ -46,6 +46,8 @@ export interface Written {
   recorded: boolean;
   /** The event the write's batch recorded (docs/webhooks.md, "Events"), for the write path to send to the delivery queue. */
   event?: RecordedEvent;
+  /** Events of other rows the write changed (src/db/write.ts, alsoEvents), for the delivery queue too. */
+  alsoEvents?: RecordedEvent[];
 }
 
 /** The record of the request's key, whoever made it. */

@@ -1,5 +1,6 @@
 import { and, eq, gte, inArray, isNotNull, lt, or, type Placeholder, type SQL, sql } from "drizzle-orm";
-import { accounts, contacts, type IncidentStatus, incidents } from "../../drizzle/schema";
+import type { BatchItem } from "drizzle-orm/batch";
+import { accounts, contacts, type EventType, type IncidentStatus, incidents, type plans } from "../../drizzle/schema";
 import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { arrivalWindowView, timesView } from "../scheduling/slots";
@@ -58,6 +59,9 @@ export function incidentView(row: ShownIncident, timeZone: string): Incident {
     updatedAt: toIso(row.updatedAt),
     cancelledAt: toIsoOrNull(row.cancelledAt),
     cancelReason: row.cancelReason,
+    closedAt: toIsoOrNull(row.closedAt),
+    outcomeNote: row.outcomeNote,
+    planId: row.planId,
   };
 }
 
@@ -71,6 +75,8 @@ export interface NewIncident {
   notes: string | null;
   /** As given, trimmed. */
   postalCode: string | null;
+  /** The plan booking it; absent: a request's booking. */
+  planId?: string;
 }
 
 export interface BookingRequest {
@@ -106,7 +112,34 @@ export type Booked = { written: Written } | { written?: undefined; hold?: HoldRo
  * Idempotency-Key that same text is what the batch records.
  */
 export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked> {
-  const { org, placement, open = true, incident, now, holdId, idempotencyKey, actor } = request;
+  const { org, now, idempotencyKey, actor } = request;
+  const booking = bookingOf(request);
+  const { applied, results, written } = await commitWrite(db, {
+    orgId: org.id,
+    now,
+    idempotencyKey,
+    row: { table: incidents, id: booking.id },
+    statements: booking.statements(db),
+    // The event's data is the incident resource, which has no `remaining`.
+    event: { type: "incident.created", data: booking.template.view, actor },
+    body: booking.template.body,
+    values: booking.values,
+  });
+  return applied ? { written } : { hold: heldBefore(results) };
+}
+
+/** The hold a booking named, as the batch read it before booking (none: unknown to the org, or none named). */
+export const heldBefore = (results: { hold?: unknown }): HoldRow | undefined =>
+  (results.hold as HoldRow[] | undefined)?.[0];
+
+/**
+ * A new incident's booking, ready for a batch (bookSlot's, or a plan's
+ * first visit, src/db/plans.ts): its id, the template of its mode and hold
+ * claim, the values that template binds, and its statements — the hold read
+ * before (when one is named), the conditional insert, the hold used after.
+ */
+export function bookingOf(request: BookingRequest) {
+  const { org, placement, open = true, incident, now, holdId } = request;
   const { plan, slot } = placement;
   const id = newId("inc", now);
   const row = inColumnOrder(incidents, {
@@ -135,21 +168,13 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
     holdId,
     holdPostalCode: plan.postalCode,
   };
-  const inserted = template.insert(db, values);
-  const { applied, results, written } = await commitWrite(db, {
-    orgId: org.id,
-    now,
-    idempotencyKey,
-    row: { table: incidents, id },
-    statements: template.hold
+  const statements = (db: Db): Record<string, BatchItem<"sqlite">> => {
+    const inserted = template.insert(db, values);
+    return template.hold
       ? { hold: template.hold.read(db, values), inserted, used: template.hold.use(db, values) }
-      : { inserted },
-    // The event's data is the incident resource, which has no `remaining`.
-    event: { type: "incident.created", data: template.view, actor },
-    body: template.body,
-    values,
-  });
-  return applied ? { written } : { hold: (results as { hold?: HoldRow[] }).hold?.[0] };
+      : { inserted };
+  };
+  return { id, row, template, values, statements };
 }
 
 /** Whether a booking names a hold, and whether the visit is open without it (else only the hold books it). */
@@ -190,6 +215,9 @@ function bookingTemplate(mode: PlaceMode, claim: HoldClaim) {
   const view = viewAsBooked(param("view"), param("id"));
   const remaining = withRemaining(view, place.left);
   return {
+    /** The answer's parts: the incident with `remaining`, and `holdExpired` when a hold is named. */
+    remaining,
+    holdExpired: hold?.expired,
     insert: prepared((db) =>
       insertWhere(
         db,
@@ -208,12 +236,12 @@ function bookingTemplate(mode: PlaceMode, claim: HoldClaim) {
 const bookingTemplates = keptPer((_key: string, mode: PlaceMode, claim: HoldClaim) => bookingTemplate(mode, claim));
 
 /**
- * The incidents of a caller (docs/api.md, "The caller of a call"): its phone
+ * The incidents (or plans) of a caller (docs/api.md, "The caller of a call"): its phone
  * is the caller's, or its account is one the caller's number matches — by the
  * account's own phones or by a contact of it with that number, every such
  * account. Each branch names the org, so each reads its own index.
  */
-export function ofCaller(db: Db, orgId: Bound, phone: Bound): SQL {
+export function ofCaller(db: Db, orgId: Bound, phone: Bound, table: typeof incidents | typeof plans = incidents): SQL {
   const linked = db
     .select({ id: contacts.accountId })
     .from(contacts)
@@ -223,9 +251,9 @@ export function ofCaller(db: Db, orgId: Bound, phone: Bound): SQL {
     .from(accounts)
     .where(hasPhone(accounts, orgId, phone));
   return or(
-    and(eq(incidents.orgId, orgId), eq(incidents.phone, phone)),
-    and(eq(incidents.orgId, orgId), inArray(incidents.accountId, own)),
-    and(eq(incidents.orgId, orgId), inArray(incidents.accountId, linked)),
+    and(eq(table.orgId, orgId), eq(table.phone, phone)),
+    and(eq(table.orgId, orgId), inArray(table.accountId, own)),
+    and(eq(table.orgId, orgId), inArray(table.accountId, linked)),
   ) as SQL;
 }
 
@@ -261,6 +289,8 @@ export interface IncidentChange {
   changed: IncidentRow;
   /** A move: where the visit goes, which must have room for it (the incident itself not counted). */
   move?: Placement;
+  /** Its event: incident.rescheduled for a move, else incident.cancelled unless given (a close's outcome). */
+  type?: EventType;
   idempotencyKey?: IdempotencyKey;
   actor: Actor;
 }
@@ -278,9 +308,10 @@ export interface IncidentChange {
  */
 export async function changeIncident(
   db: Db,
-  { org, seen, changed, move, idempotencyKey, actor }: IncidentChange,
+  { org, seen, changed, move, type, idempotencyKey, actor }: IncidentChange,
 ): Promise<{ written: Written } | { written?: undefined; current: IncidentRow | undefined }> {
-  const { status, startsAt, endsAt, occupiedUntil, updatedAt, cancelledAt, cancelReason } = changed;
+  const { status, startsAt, endsAt, occupiedUntil, updatedAt, cancelledAt, cancelReason, closedAt, outcomeNote } =
+    changed;
   const census = { org, now: updatedAt, except: seen.id };
   const technician = move && move.candidates !== null ? assignee(census, move, seen.technicianId) : undefined;
   const room = move && roomFor(census, move, technician ?? null);
@@ -294,6 +325,8 @@ export async function changeIncident(
       updatedAt,
       cancelledAt,
       cancelReason,
+      closedAt,
+      outcomeNote,
       ...(move && { technicianId: technician ?? null }),
     })
     .where(
@@ -331,7 +364,7 @@ export async function changeIncident(
     idempotencyKey,
     row: { table: incidents, id: seen.id, state },
     statements: { updated: update, current },
-    event: { type: move ? "incident.rescheduled" : "incident.cancelled", data: body, previous, actor },
+    event: { type: move ? "incident.rescheduled" : (type ?? "incident.cancelled"), data: body, previous, actor },
     body,
   });
   return applied ? { written } : { current: results.current[0] };

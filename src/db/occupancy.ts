@@ -1,10 +1,10 @@
-// What occupies a place (docs/api.md, "Holding a slot"): scheduled visits
-// and live holds, counted by availability, booking, holding and rescheduling
+// What occupies a place (docs/api.md, "Holding a slot"): visits not
+// cancelled and live holds, counted by availability, booking, holding and rescheduling
 // through one overlap condition (`holding`), applied to each of the two
 // tables. A hold is live while its expiry is after the request's now, so
 // expiry is a condition here, never a job that must run.
 import { type AnyColumn, and, count, eq, gt, gte, lt, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
-import { holds, incidents, orgs, technicians } from "../../drizzle/schema";
+import { holds, incidents, OCCUPYING_STATUSES, orgs, technicians } from "../../drizzle/schema";
 import { MINUTE } from "../lib/datetime";
 import { coversSql, offOnSql, qualifiedSql } from "../scheduling/eligibility";
 import { overlapsSql } from "../scheduling/overlap";
@@ -20,7 +20,7 @@ type Occupant = typeof incidents | typeof holds;
  * An incident that is scheduled, of a status column: incidents', an alias's
  * (another incident of the same statement), or one kept from the planner.
  * Written as a literal, not a parameter, so that the planner may use the
- * partial index of scheduled incidents.
+ * (org, status, start) index. Whether a visit takes a place is occupiesIn's.
  */
 export const isScheduledIn = (status: AnyColumn | SQL): SQL => sql`${status} = 'scheduled'`;
 
@@ -34,8 +34,20 @@ export const isScheduled = isScheduledIn(incidents.status);
  */
 export const isScheduledUnindexed = isScheduledIn(sql`+${incidents.status}`);
 
-/** A row of `table` that occupies a place at `now`: a scheduled visit, or a hold not yet expired, released or used. */
-const occupying = (table: Occupant, now: number): SQL => (table === incidents ? isScheduled : gt(holds.expiresAt, now));
+/**
+ * A visit that occupies its span: scheduled, or closed (completed, no_show),
+ * which keeps the span it was booked with; only a cancelled visit frees its
+ * place. Written as the literal the partial index
+ * incidents_occupying_org_starts_occupied names (drizzle/schema.ts), so
+ * that the planner may use it.
+ */
+export const occupiesIn = (status: AnyColumn | SQL): SQL =>
+  sql`${status} IN (${sql.raw(OCCUPYING_STATUSES.map((s) => `'${s}'`).join(", "))})`;
+
+export const occupies = occupiesIn(incidents.status);
+
+/** A row of `table` that occupies a place at `now`: a visit not cancelled, or a hold not yet expired, released or used. */
+const occupying = (table: Occupant, now: number): SQL => (table === incidents ? occupies : gt(holds.expiresAt, now));
 
 /** What is counted: the org's places at `now`, its longest span cached (reads) or read in the statement (writes). */
 export interface Census {
@@ -116,6 +128,19 @@ export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTi
       .map(({ held, ...group }) => [`${held}/${group.startsAt}/${group.endsAt}/${group.technicianId}`, group]),
   );
   return [...byKey.values()].sort((a, b) => a.startsAt - b.startsAt);
+}
+
+/**
+ * The visits and the live holds occupying `range`, apart, in one round trip:
+ * a plan's due visit counts only visits toward a technician's day
+ * (src/scheduling/plans.ts).
+ */
+export async function occupantsOf(db: Db, census: Census, range: SlotTimes) {
+  const { org, now } = census;
+  const values = { orgId: org.id, longest: org.maxBookingMs, now, start: range.start, end: range.end };
+  const rows = (await occupancyRead(db, values).all()) as (Booking & { held: number })[];
+  const of = (held: number) => rows.filter((row) => row.held === held).map(({ held: _, ...booking }) => booking);
+  return { visits: of(0), held: of(1) };
 }
 
 /** The groups of one range: visits, then holds. */
@@ -256,7 +281,7 @@ function assigneeOf(census: Census, assignment: Assignment, keep?: string | null
   const { postalCode, date, dayStart, dayEnd, span } = assignment;
   const own = and(
     eq(incidents.orgId, org.id),
-    isScheduled,
+    occupies,
     eq(incidents.technicianId, technicians.id),
     except === undefined ? undefined : ne(incidents.id, except),
   );

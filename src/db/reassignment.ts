@@ -12,7 +12,7 @@ import type { Booking } from "../scheduling/slots";
 import type { Db } from "./client";
 import { actorOf, recordEvent } from "./events";
 import { type IncidentRow, incidentView } from "./incidents";
-import { type HoldingCensus, holding, isScheduled, isScheduledIn } from "./occupancy";
+import { type HoldingCensus, holding, isScheduled, occupiesIn } from "./occupancy";
 
 /** A visit moving from the technician being changed to another one. */
 export type Move = VisitMove<IncidentRow>;
@@ -126,7 +126,7 @@ export function movesOverlap(orgId: string, moves: Move[], now: number): SQL | u
     eq(other.orgId, incidents.orgId),
     eq(other.technicianId, incidents.technicianId),
     ne(other.id, incidents.id),
-    isScheduledIn(other.status),
+    occupiesIn(other.status),
     ...overlapsSql(other, span),
   )} WHERE ${moved})`;
   return sql`(${held} OR ${visits})`;

@@ -24,6 +24,12 @@ export interface Write<S extends Statements> {
   statements: S;
   /** Its event, and who made the change; none for a write the API does not publish (a hold). */
   event?: { type: EventType; data: string | SQL; previous?: object | SQL; actor: Actor };
+  /**
+   * Events of other rows the same write changes (a plan and its first
+   * visit), each recorded only if its row is in its state; they do not
+   * decide whether the write applied (the first event does).
+   */
+  alsoEvents?: AlsoEvent[];
   /** The 200 JSON answer: text, or SQL when only the batch knows some of it. */
   body: string | SQL;
   /**
@@ -34,6 +40,17 @@ export interface Write<S extends Statements> {
    * create only: a row with no `state` to check.
    */
   values?: Values;
+}
+
+/** An event of another row than the write's own (Write.alsoEvents). */
+export interface AlsoEvent {
+  table: WritableTable;
+  rowId: string;
+  state?: SQL;
+  type: EventType;
+  data: string | SQL;
+  previous?: object | SQL;
+  actor: Actor;
 }
 
 export interface Committed<S extends Statements> {
@@ -51,11 +68,12 @@ export interface Committed<S extends Statements> {
  * from a read of the row when nothing records it.
  */
 export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
-  const { orgId, now, idempotencyKey, row, statements, event, body, values } = write;
+  const { orgId, now, idempotencyKey, row, statements, event, alsoEvents = [], body, values } = write;
   if (values && row.state) throw new Error("commitWrite: templates are for creates, with no state to check");
   // Without an event, a read of the row in its state ($check) tells whether the change applied.
   const withEvent =
     event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event, values });
+  const others = alsoEvents.map((also) => recordEvent(db, { orgId, now, ...also, values }));
   const answer = idempotencyKey
     ? recordWithWrite(db, { idempotencyKey, table: row.table, id: row.id, body, state: row.state }, values)
     : typeof body === "string"
@@ -67,6 +85,12 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
     ...(withEvent
       ? { $event: withEvent.insert, $subscribers: withEvent.endpoints }
       : { $check: rowCheck(db, orgId, row) }),
+    ...Object.fromEntries(
+      others.flatMap((other, i) => [
+        [`$event${i + 1}`, other.insert],
+        [`$subscribers${i + 1}`, other.endpoints],
+      ]),
+    ),
     ...(answer && { $answer: answer }),
   });
   // The event is inserted exactly when the row is in its state: when the change applied.
@@ -89,6 +113,11 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
       body: text ?? "",
       recorded: idempotencyKey !== undefined && answered?.body != null,
       event: withEvent?.recorded(results.$subscribers as { id: string }[]),
+      alsoEvents: others.flatMap((other, i) =>
+        (results[`$event${i + 1}`] as D1Result).meta.changes === 1
+          ? [other.recorded(results[`$subscribers${i + 1}`] as { id: string }[])]
+          : [],
+      ),
     },
   };
 }

@@ -67,7 +67,8 @@ export const PROBLEMS = {
   incident_not_changeable: {
     status: 409,
     title: "Incident cannot be changed",
-    description: "the incident is cancelled or its appointment has started; nothing changed; see reason",
+    description:
+      "the incident is cancelled, closed, or started (or, to close it, not started); nothing changed; see reason",
   },
   idempotency_in_progress: {
     status: 409,

@@ -129,6 +129,8 @@ function describe(issue: Issue, value: unknown): { code: string; message: string
     case "invalid_format":
       return { code: "invalid_format", message: issue.message };
     default:
+      // A required choice (an enum) left out is missing, as any other required field.
+      if (value === undefined || value === null) return { code: "required", message: "is required" };
       return { code: "invalid_value", message: issue.message };
   }
 }

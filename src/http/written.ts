@@ -12,12 +12,13 @@ import { enqueueEvent } from "../webhooks/queue";
  * the write's batch stored it. The event the batch recorded goes to the
  * delivery queue once the answer is on its way (a failed send is the sweep's).
  */
-export function writtenResponse(c: Context<AppEnv>, { body, recorded, event }: Written): Response {
+export function writtenResponse(c: Context<AppEnv>, { body, recorded, event, alsoEvents = [] }: Written): Response {
   if (recorded) c.set("recorded", true);
-  if (event && event.endpoints.length > 0) {
+  for (const recordedEvent of event ? [event, ...alsoEvents] : alsoEvents) {
+    if (recordedEvent.endpoints.length === 0) continue;
     c.executionCtx.waitUntil(
-      enqueueEvent(c.env, c.get("db"), event, Date.now()).catch((error) =>
-        console.error(JSON.stringify({ webhook: "enqueue failed", eventId: event.id, error: String(error) })),
+      enqueueEvent(c.env, c.get("db"), recordedEvent, Date.now()).catch((error) =>
+        console.error(JSON.stringify({ webhook: "enqueue failed", eventId: recordedEvent.id, error: String(error) })),
       ),
     );
   }

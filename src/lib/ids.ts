@@ -3,7 +3,7 @@
 // in ASCII order, so ids of one prefix sort by creation time.
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
-export type IdPrefix = "org" | "key" | "lead" | "ct" | "acct" | "inc" | "evt" | "ep" | "svc" | "tech" | "hold";
+export type IdPrefix = "org" | "key" | "lead" | "ct" | "acct" | "inc" | "evt" | "ep" | "svc" | "tech" | "hold" | "plan";
 
 export function newId(prefix: IdPrefix, now = Date.now()): string {
   let time = "";

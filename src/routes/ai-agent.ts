@@ -2,10 +2,12 @@
 // while a customer waits. Every answer is computed from the org's schedule and
 // the bookings of the scanned window, at the request's `now`.
 
+import type { Context } from "hono";
 import { alternativesAfter, scanBookable } from "../availability/scan";
 import { findCaller } from "../db/callers";
 import { type HoldRow, holdPlace, liveHolds, MAX_LIVE_HOLDS, releaseHold } from "../db/holds";
-import { bookSlot } from "../db/incidents";
+import { type Booked, type BookingRequest, bookSlot } from "../db/incidents";
+import type { AppEnv } from "../env";
 import { boundCaller, callerMismatch } from "../http/caller";
 import { defineOperation } from "../http/operation";
 import { holdLimitReached, slotUnavailable, validationFailed } from "../http/problem";
@@ -156,35 +158,7 @@ export const aiAgentOperations = [
     response: bookedIncident,
     responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
     errors: ["slot_unavailable"],
-    handler: async (c, { body: { dateTime, phone, serviceId, holdId, ...details } }) => {
-      const { db, org, idempotencyKey, actor } = c.var;
-      // An agent's booking with no phone is the caller's (a reported one); another phone is kept as given.
-      const given = phone === null ? null : e164OrFail(phone, org.country);
-      const incident = { ...details, phone: given ?? (actor.role === "agent" ? actor.callerPhone : null) };
-      const plan = planOrFail(org, { serviceId, insectName: details.insectName, postalCode: details.postalCode });
-      const now = Date.now();
-      const { slot, reason } = assessVisit(plan, now, dateTime);
-      const candidates = slot && onDutyFor(plan, slot.start);
-      const open = reason === null && candidates?.length !== 0;
-      // A live hold for this visit books it whatever the worker thinks of the start now.
-      const booked =
-        open || holdId !== null
-          ? await bookSlot(db, {
-              org,
-              placement: { plan, slot: slot ?? { start: dateTime, end: dateTime + plan.visit.durationMs }, candidates },
-              open,
-              incident,
-              now,
-              holdId: holdId ?? undefined,
-              idempotencyKey,
-              actor,
-            })
-          : {};
-      if (booked.written) return writtenResponse(c, booked.written);
-      if (holdId !== null) refuseHold(holdId, booked.hold, now);
-      const alternatives = await alternativesAfter(db, org, plan, now, dateTime);
-      throw slotUnavailable(reason ?? "fully_booked", alternatives, holdId === null ? {} : { holdExpired: true });
-    },
+    handler: (c, { body }) => bookOrRefuse(c, body, (request) => bookSlot(c.var.db, request)),
   }),
   defineOperation({
     operationId: "holdSlot",
@@ -284,6 +258,58 @@ export const aiAgentOperations = [
     },
   }),
 ];
+
+/** What create-incident (and create-plan, for its first visit) takes of the visit. */
+export interface VisitBody {
+  dateTime: number;
+  clientName: string;
+  insectName: string;
+  phone: string | null;
+  notes: string | null;
+  serviceId: string | null;
+  postalCode: string | null;
+  holdId: string | null;
+}
+
+/**
+ * Books a new visit as create-incident does (docs/api.md, "Book"), with
+ * `book` (bookSlot, or createPlan for a plan's first visit): its answer, or
+ * when nothing was booked the refusal — the named hold's 422, else 409
+ * slot_unavailable with alternatives (and holdExpired when a hold was named).
+ */
+export async function bookOrRefuse(
+  c: Context<AppEnv>,
+  { dateTime, phone, serviceId, holdId, ...details }: VisitBody,
+  book: (request: BookingRequest) => Promise<Booked>,
+): Promise<Response> {
+  const { db, org, idempotencyKey, actor } = c.var;
+  // An agent's booking with no phone is the caller's (a reported one); another phone is kept as given.
+  const given = phone === null ? null : e164OrFail(phone, org.country);
+  const incident = { ...details, phone: given ?? (actor.role === "agent" ? actor.callerPhone : null) };
+  const plan = planOrFail(org, { serviceId, insectName: details.insectName, postalCode: details.postalCode });
+  const now = Date.now();
+  const { slot, reason } = assessVisit(plan, now, dateTime);
+  const candidates = slot && onDutyFor(plan, slot.start);
+  const open = reason === null && candidates?.length !== 0;
+  // A live hold for this visit books it whatever the worker thinks of the start now.
+  const booked =
+    open || holdId !== null
+      ? await book({
+          org,
+          placement: { plan, slot: slot ?? { start: dateTime, end: dateTime + plan.visit.durationMs }, candidates },
+          open,
+          incident,
+          now,
+          holdId: holdId ?? undefined,
+          idempotencyKey,
+          actor,
+        })
+      : {};
+  if (booked.written) return writtenResponse(c, booked.written);
+  if (holdId !== null) refuseHold(holdId, booked.hold, now);
+  const alternatives = await alternativesAfter(db, org, plan, now, dateTime);
+  throw slotUnavailable(reason ?? "fully_booked", alternatives, holdId === null ? {} : { holdExpired: true });
+}
 
 const unknownHold = () => ({ path: "holdId", code: "not_found", message: "no hold with this id in your organisation" });
 

@@ -3,6 +3,7 @@
 // that applies only if the incident is still as read (changeIncident); if
 // another change came first, it is decided again on the incident as it now is.
 import type { Context } from "hono";
+import type { EventType } from "../../drizzle/schema";
 import { alternativesAfter } from "../availability/scan";
 import {
   changeIncident,
@@ -23,6 +24,7 @@ import { writtenResponse } from "../http/written";
 import { assessVisit, normalisePostalCode, onDutyFor, type Plan, visitOf } from "../scheduling/visits";
 import {
   cancelIncidentBody,
+  closeIncidentBody,
   INCIDENT_EXAMPLE,
   incident,
   incidentIdParam,
@@ -36,12 +38,18 @@ const CHANGE_ATTEMPTS = 5;
 
 const notFound = () => new ApiError("incident_not_found", "No incident with this id");
 
-const notChangeable = (reason: "cancelled" | "in_the_past") =>
-  new ApiError(
-    "incident_not_changeable",
-    reason === "cancelled" ? "The incident is cancelled" : "The appointment has already started",
-    { members: { reason } },
-  );
+const NOT_CHANGEABLE = {
+  cancelled: "The incident is cancelled",
+  in_the_past: "The appointment has already started",
+  not_started: "The appointment has not started yet: only a started visit can be closed",
+  closed: "The incident is closed (completed or no_show)",
+} as const;
+
+const notChangeable = (reason: keyof typeof NOT_CHANGEABLE) =>
+  new ApiError("incident_not_changeable", NOT_CHANGEABLE[reason], { members: { reason } });
+
+/** Whether the office closed the visit (docs/api.md, "Close"): it then keeps its place, and cannot be changed. */
+const isClosed = (row: IncidentRow) => row.status === "completed" || row.status === "no_show";
 
 /**
  * Runs `decide` on the incident as read, and again on the incident as it now
@@ -51,7 +59,10 @@ const notChangeable = (reason: "cancelled" | "in_the_past") =>
 async function changeLoop(
   c: Context<AppEnv>,
   id: string,
-  decide: (seen: IncidentRow, now: number) => Promise<Response | { changed: IncidentRow; move?: Placement }>,
+  decide: (
+    seen: IncidentRow,
+    now: number,
+  ) => Promise<Response | { changed: IncidentRow; move?: Placement; type?: EventType }>,
 ): Promise<Response> {
   const { db, org, idempotencyKey, actor } = c.var;
   // A bound call reads only the caller's incident: another's is not found, and so never changed.
@@ -154,7 +165,7 @@ export const incidentOperations = [
     roles: ["office", "agent"],
     summary: "Cancel an incident's appointment",
     description:
-      "The incident becomes `cancelled` and its place is free at once. Cancelling a cancelled incident is 200 with it unchanged (safe to retry); an appointment that has already started is 409 incident_not_changeable (reason in_the_past).",
+      "The incident becomes `cancelled` and its place is free at once. Cancelling a cancelled incident is 200 with it unchanged (safe to retry); a closed incident is 409 incident_not_changeable (reason closed), and an appointment that has already started too (reason in_the_past).",
     params: incidentIdParam,
     body: cancelIncidentBody,
     example: { reason: "Customer sold the house" },
@@ -170,6 +181,7 @@ export const incidentOperations = [
     handler: (c, { params, body }) =>
       changeLoop(c, params.id, async (seen, now) => {
         if (seen.status === "cancelled") return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
+        if (isClosed(seen)) throw notChangeable("closed");
         if (seen.startsAt <= now) throw notChangeable("in_the_past");
         return {
           changed: { ...seen, status: "cancelled", cancelledAt: now, cancelReason: body.reason, updatedAt: now },
@@ -186,7 +198,7 @@ export const incidentOperations = [
     roles: ["office", "agent"],
     summary: "Move an incident's appointment to another slot",
     description:
-      "Moves the appointment to the slot that starts at `dateTime`; the id stays. The new slot must be bookable (as create-incident), the incident's own booking not counted; if not, nothing changes and the answer is 409 slot_unavailable with reason and alternatives. The slot it already holds is 200 unchanged. A cancelled or started incident is 409 incident_not_changeable.",
+      "Moves the appointment to the slot that starts at `dateTime`; the id stays. The new slot must be bookable (as create-incident), the incident's own booking not counted; if not, nothing changes and the answer is 409 slot_unavailable with reason and alternatives. The slot it already holds is 200 unchanged. A cancelled, closed or started incident is 409 incident_not_changeable (reason cancelled, closed or in_the_past).",
     params: incidentIdParam,
     body: rescheduleIncidentBody,
     example: { dateTime: "2026-11-25T15:00:00Z" },
@@ -208,6 +220,7 @@ export const incidentOperations = [
       let tried: IncidentRow | undefined;
       return changeLoop(c, params.id, async (seen, now) => {
         if (seen.status === "cancelled") throw notChangeable("cancelled");
+        if (isClosed(seen)) throw notChangeable("closed");
         if (seen.startsAt <= now) throw notChangeable("in_the_past");
         if (seen.startsAt === dateTime) return c.json(incidentView(seen, org.schedule.timeZone), 200);
         const plan = planOfVisit(org, seen);
@@ -232,6 +245,41 @@ export const incidentOperations = [
         };
       });
     },
+  }),
+  defineOperation({
+    operationId: "closeIncident",
+    tool: "close_incident",
+    method: "post",
+    path: "/api/v1/incidents/{id}/close",
+    tag: "Incidents",
+    effect: "change",
+    roles: ["office"],
+    summary: "Close a started visit: completed or no_show",
+    description:
+      "The office closes the day: the visit was done (`completed`) or nobody was there (`no_show`), with an optional `note`. Only a scheduled incident whose appointment has started can be closed; else 409 incident_not_changeable with reason cancelled, not_started or closed (checked in that order). Closing again with the same outcome is 200 unchanged (a new note is ignored); another outcome is 409 (reason closed). A closed visit keeps occupying its span as booked.",
+    params: incidentIdParam,
+    body: closeIncidentBody,
+    example: { outcome: "completed", note: "Treated the garage and the side gate" },
+    response: incident,
+    responseExample: {
+      ...INCIDENT_EXAMPLE,
+      status: "completed",
+      updatedAt: "2026-11-24T14:05:00.000Z",
+      closedAt: "2026-11-24T14:05:00.000Z",
+      outcomeNote: "Treated the garage and the side gate",
+    },
+    errors: ["incident_not_found", "incident_not_changeable"],
+    handler: (c, { params, body: { outcome, note } }) =>
+      changeLoop(c, params.id, async (seen, now) => {
+        if (seen.status === "cancelled") throw notChangeable("cancelled");
+        if (seen.startsAt > now) throw notChangeable("not_started");
+        if (seen.status === outcome) return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
+        if (isClosed(seen)) throw notChangeable("closed");
+        return {
+          changed: { ...seen, status: outcome, closedAt: now, outcomeNote: note, updatedAt: now },
+          type: outcome === "completed" ? "incident.completed" : "incident.no_show",
+        };
+      }),
   }),
 ];
 

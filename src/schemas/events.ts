@@ -46,7 +46,11 @@ export const event = once(() => {
     .discriminatedUnion("type", [
       z.object({ ...fields, type: z.literal("lead.created"), data: lead() }),
       z.object({ ...fields, type: z.literal("contact.created"), data: contact() }),
-      z.object({ ...fields, type: z.enum(["incident.created", "incident.cancelled"]), data: incident() }),
+      z.object({
+        ...fields,
+        type: z.enum(["incident.created", "incident.cancelled", "incident.completed", "incident.no_show"]),
+        data: incident(),
+      }),
       z.object({
         ...fields,
         type: z.literal("incident.rescheduled"),

@@ -51,6 +51,15 @@ export const cancelIncidentBody = once(() =>
   }),
 );
 
+export const closeIncidentBody = once(() =>
+  z.strictObject({
+    outcome: z.enum(["completed", "no_show"]).meta({
+      description: "completed: the visit was done; no_show: nobody was there to let the technician in",
+    }),
+    note: optionalText(LIMITS.notes).meta({ description: "For the back office", example: "Treated the garage" }),
+  }),
+);
+
 export const rescheduleIncidentBody = once(() =>
   z.strictObject({
     dateTime: dateTime().meta({ description: "The start of the new slot" }),
@@ -59,7 +68,9 @@ export const rescheduleIncidentBody = once(() =>
 
 const incidentFields = () => ({
   id: z.string().meta({ example: "inc_01m81r170vt72z173z69cgy8ce" }),
-  status: z.enum(["scheduled", "cancelled"]).meta({ description: "A cancelled incident holds no slot" }),
+  status: z.enum(INCIDENT_STATUSES).meta({
+    description: "A cancelled incident holds no slot; a closed one (completed, no_show) keeps its span",
+  }),
   dateTime: isoOut().meta({ description: "Equals appointment.start" }),
   clientName: z.string(),
   insectName: z.string(),
@@ -75,6 +86,9 @@ const incidentFields = () => ({
   updatedAt: isoOut(),
   cancelledAt: isoOut().nullable(),
   cancelReason: textOut(),
+  closedAt: isoOut().nullable().meta({ description: "When the office closed it (completed or no_show)" }),
+  outcomeNote: textOut().meta({ description: "The office's note on closing it" }),
+  planId: textOut().meta({ description: "The plan that booked it; null when not from a plan" }),
 });
 
 /** An incident as a resource (docs/api.md, "Incidents"). */
@@ -99,7 +113,7 @@ export const incidentPage = once(() => pageOf(incident(), "IncidentPage"));
 
 export const incidentNotChangeable = once(() =>
   problem()
-    .extend({ reason: z.enum(["cancelled", "in_the_past"]) })
+    .extend({ reason: z.enum(["cancelled", "in_the_past", "not_started", "closed"]) })
     .meta({ id: "IncidentNotChangeableProblem" }),
 );
 
@@ -126,4 +140,7 @@ export const INCIDENT_EXAMPLE: Incident = {
   updatedAt: "2026-11-23T15:04:05.123Z",
   cancelledAt: null,
   cancelReason: null,
+  closedAt: null,
+  outcomeNote: null,
+  planId: null,
 };

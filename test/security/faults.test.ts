@@ -146,9 +146,11 @@ const eventTypeOf = (op: Operation): EventType | undefined =>
     ? "incident.cancelled"
     : op.changes === "reschedule"
       ? "incident.rescheduled"
-      : op.writes === undefined
-        ? undefined
-        : CREATED[op.writes];
+      : op.changes === "close"
+        ? "incident.completed"
+        : op.writes === undefined
+          ? undefined
+          : CREATED[op.writes];
 
 /** The org's one event: of the operation's type, carrying the resource as `body` answered it (an incident without `remaining`). */
 async function expectOneEvent(op: Operation, f: Fixture, body: Record<string, unknown>) {
@@ -227,7 +229,16 @@ function expectReleasedRow(f: Fixture, row: Record<string, unknown>) {
 /** The incident row after its change: all of the change (status, times, reason together), as the 200 answered it. */
 function expectChanged(op: Operation, f: Fixture, row: Record<string, unknown>, body: Record<string, unknown>) {
   expect(body).toMatchObject({ id: f.incidentId, updatedAt: new Date(row.updated_at as number).toISOString() });
-  if (op.changes === "cancel") {
+  if (op.changes === "close") {
+    expect(row).toMatchObject({
+      id: f.incidentId,
+      status: "completed",
+      closed_at: row.updated_at,
+      outcome_note: "Treated the garage",
+      cancelled_at: null,
+    });
+    expect(body).toMatchObject({ status: "completed", outcomeNote: "Treated the garage", closedAt: body.updatedAt });
+  } else if (op.changes === "cancel") {
     expect(row).toMatchObject({
       id: f.incidentId,
       status: "cancelled",
@@ -251,13 +262,21 @@ function expectChanged(op: Operation, f: Fixture, row: Record<string, unknown>, 
 }
 
 /** The incident row's change as its answer would show it (the statuses, times and reason of the operation). */
-const viewOfChange = (op: Operation, f: Fixture, row: Record<string, unknown>) => ({
-  id: f.incidentId,
-  updatedAt: new Date(row.updated_at as number).toISOString(),
-  status: op.changes === "cancel" ? "cancelled" : "scheduled",
-  cancelReason: op.changes === "cancel" ? "Moved away" : null,
-  dateTime: op.changes === "cancel" ? SLOT : NEW_SLOT,
-});
+const viewOfChange = (op: Operation, f: Fixture, row: Record<string, unknown>) =>
+  op.changes === "close"
+    ? {
+        id: f.incidentId,
+        updatedAt: new Date(row.updated_at as number).toISOString(),
+        status: "completed",
+        outcomeNote: "Treated the garage",
+      }
+    : {
+        id: f.incidentId,
+        updatedAt: new Date(row.updated_at as number).toISOString(),
+        status: op.changes === "cancel" ? "cancelled" : "scheduled",
+        cancelReason: op.changes === "cancel" ? "Moved away" : null,
+        dateTime: op.changes === "cancel" ? SLOT : NEW_SLOT,
+      };
 
 interface Position {
   name: string;

@@ -68,6 +68,7 @@ const ALLOWED: Record<string, string[]> = {
   list_incidents: [...PAGE, "from", "to", "status", "accountId", "phone", "updatedSince", "technicianId", "serviceId"],
   cancel_incident: ["reason"],
   reschedule_incident: ["dateTime"],
+  close_incident: ["outcome", "note"],
   list_events: [...PAGE, "type"],
   list_services: [],
   get_call_context: [],

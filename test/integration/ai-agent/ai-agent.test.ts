@@ -559,6 +559,9 @@ describe("POST /api/v1/ai-agent/create-incident", () => {
       updatedAt: res.body.createdAt,
       cancelledAt: null,
       cancelReason: null,
+      closedAt: null,
+      outcomeNote: null,
+      planId: null,
     });
     expect(Date.parse(res.body.createdAt)).toBeGreaterThanOrEqual(before - 1);
     expect(Date.parse(res.body.createdAt)).toBeLessThanOrEqual(after + 1);

@@ -17,7 +17,8 @@ import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";
 import { strict } from "../../support/strict";
 import { db, openTenant, type Tenant } from "../../support/tenants";
-import { slotIn } from "../../support/time";
+import { HOUR, slotIn } from "../../support/time";
+import { insertIncident } from "../incidents/helpers";
 
 const EVENTS = "/api/v1/events";
 const INCIDENTS = "/api/v1/incidents";
@@ -56,8 +57,9 @@ const lead = async (t: Tenant, firstName = "Lee") => {
 
 /**
  * One event of every type: lead, contact, two bookings, a cancel, a reschedule,
- * and an operator's reassignment of the rescheduled visit (7 events). The org
- * has two technicians from the start (the catalogue is read with the key).
+ * an operator's reassignment of the rescheduled visit, and two started visits
+ * closed, completed and no_show (9 events). The org has two technicians from
+ * the start (the catalogue is read with the key).
  */
 async function oneOfEach(t: Tenant) {
   await addTechnician(t, { name: "First" });
@@ -75,6 +77,11 @@ async function oneOfEach(t: Tenant) {
     reassigned: string[];
   };
   expect(reassigned).toEqual([b.id]);
+  for (const outcome of ["completed", "no_show"]) {
+    const startsAt = Date.now() - HOUR;
+    const started = await insertIncident(t, { startsAt, endsAt: startsAt + HOUR, occupiedUntil: startsAt + HOUR });
+    expect((await call(t, `${INCIDENTS}/${started.id}/close`, { body: { outcome } })).status).toBe(200);
+  }
 }
 
 /** Each option of the Event union made strict: an undocumented field fails. */
@@ -120,6 +127,8 @@ describe("GET /api/v1/events", () => {
       "incident.cancelled",
       "incident.rescheduled",
       "incident.reassigned",
+      "incident.completed",
+      "incident.no_show",
     ]);
     expect(data).toEqual(await stored(mixed));
     expect(hasMore).toBe(false);

@@ -196,12 +196,12 @@ describe("D1 budget per request", () => {
     },
   );
 
-  it("availability reads the partial index of scheduled incidents, covering, without a temporary b-tree", async () => {
+  it("availability reads the partial index of the incidents that occupy their span, covering, without a temporary b-tree", async () => {
     const recorded = wrapD1(env.DB);
     await send(recorded, "/api/v1/ai-agent/available-appointments", { dateTime: slot, limit: 5 });
     const read = recorded.trips.flatMap((trip) => trip.statements).find((s) => /from "incidents"/i.test(s.sql));
     const details = await plan(read!);
-    expect(details.join("\n")).toMatch(/USING COVERING INDEX incidents_scheduled_org_starts_occupied/);
+    expect(details.join("\n")).toMatch(/USING COVERING INDEX incidents_occupying_org_starts_occupied/);
     expect(details.join("\n")).not.toMatch(/TEMP B-TREE/);
   });
 

@@ -69,6 +69,9 @@ describe("GET /api/v1/incidents/{id}", () => {
       updatedAt: created.createdAt,
       cancelledAt: null,
       cancelReason: null,
+      closedAt: null,
+      outcomeNote: null,
+      planId: null,
     });
     expect(res.body.id).toMatch(/^inc_/);
     expect(res.body.appointment).not.toHaveProperty("remaining");

@@ -26,12 +26,13 @@ describe("MCP server at /mcp", () => {
     await expect(connect(null)).rejects.toThrow(/401/);
   });
 
-  it("lists the eighteen tools with the operations' input schemas", async () => {
+  it("lists the nineteen tools with the operations' input schemas", async () => {
     const client = await connect(a);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       "cancel_incident",
       "check_booking_availability",
+      "close_incident",
       "create_contact",
       "create_incident",
       "create_lead",

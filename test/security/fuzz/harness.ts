@@ -28,7 +28,7 @@ const REQUESTS_PER_ORG = 1100;
 /** An incident as the API shows it (docs/api.md, "Incidents"; the appointment without `remaining`). */
 export interface IncidentView {
   id: string;
-  status: "scheduled" | "cancelled";
+  status: "scheduled" | "cancelled" | "completed" | "no_show";
   dateTime: string;
   clientName: string;
   insectName: string;
@@ -44,6 +44,9 @@ export interface IncidentView {
   updatedAt: string;
   cancelledAt: string | null;
   cancelReason: string | null;
+  closedAt: string | null;
+  outcomeNote: string | null;
+  planId: string | null;
 }
 
 export interface ContactRecord {
@@ -346,6 +349,9 @@ async function insertStarted(fx: Fixture, hoursAgo: number, phone: string) {
     updatedAt: iso(now),
     cancelledAt: null,
     cancelReason: null,
+    closedAt: null,
+    outcomeNote: null,
+    planId: null,
   });
 }
 
@@ -545,6 +551,9 @@ function viewOfRow(row: Record<string, unknown>): IncidentView {
     updatedAt: iso(row.updated_at as number),
     cancelledAt: time(row.cancelled_at),
     cancelReason: row.cancel_reason as string | null,
+    closedAt: time(row.closed_at),
+    outcomeNote: row.outcome_note as string | null,
+    planId: row.plan_id as string | null,
   };
 }
 

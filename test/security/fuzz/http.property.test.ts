@@ -21,7 +21,6 @@ import type fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OPERATIONS } from "../../../src/routes";
 import { call } from "../../support/request";
-import { BOARD_QUERY_FIELDS, boardQueryCases, boardValue, boardVerdict, expectBoard } from "./board";
 import {
   type Answer,
   answerOf,
@@ -207,7 +206,6 @@ const GETS = [
   "GET /api/v1/events",
   "GET /api/v1/services",
   "GET /api/v1/ai-agent/context",
-  "GET /api/v1/board",
 ];
 
 describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests each)`, () => {
@@ -311,30 +309,6 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
       });
       expectShare(statuses, 200, 0.3);
       expectShare(statuses, 422, 0.1);
-    },
-    TIMEOUT,
-  );
-
-  it(
-    `GET /api/v1/board: ${RUNS} query strings`,
-    async () => {
-      const statuses = await fuzz(boardQueryCases, async (fx, pairs) => {
-        const params = new URLSearchParams();
-        for (const [name, value] of pairs) params.append(name, String(boardValue(value, fx)));
-        const before = Date.now();
-        const res = await send(fx, `/api/v1/board?${params}`);
-        const after = Date.now();
-        expectSaneHttp(res);
-        const answer = answerOf(res);
-        const { verdict, must, may, date } = boardVerdict([...params]);
-        if (verdict === "invalid") expectValidationFailed(answer, must, may, BOARD_QUERY_FIELDS);
-        else if (verdict === "unknown" && res.status === 422) expectValidationFailed(answer, [], may);
-        else expectBoard(answer, fx, date, before, after);
-        expectNothingForeign(answer, params.toString());
-        return answer;
-      });
-      expectShare(statuses, 200, 0.3);
-      expectShare(statuses, 422, 0.2);
     },
     TIMEOUT,
   );

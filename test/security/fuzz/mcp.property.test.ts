@@ -13,7 +13,6 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OPERATIONS } from "../../../src/routes";
 import { mcpCall } from "../../support/mcp";
-import { BOARD_QUERY_FIELDS, boardArgCases, boardValue, boardVerdict, expectBoard } from "./board";
 import {
   type Answer,
   bookFresh,
@@ -172,7 +171,6 @@ const GET_TOOLS = [
   "list_events",
   "list_services",
   "get_call_context",
-  "get_board",
 ];
 
 describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each)`, () => {
@@ -334,39 +332,6 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
         return answer;
       });
       expectShare(statuses, 200, 0.2);
-      expectShare(statuses, 422, 0.2);
-    },
-    TIMEOUT,
-  );
-
-  it(
-    `get_board: ${RUNS} argument objects`,
-    async () => {
-      const statuses = await fuzz(boardArgCases, async (fx, pairs) => {
-        const args: Record<string, unknown> = {};
-        for (const [name, value] of pairs)
-          Object.defineProperty(args, name, {
-            value: boardValue(value, fx),
-            enumerable: true,
-            configurable: true,
-            writable: true,
-          });
-        const parsed = overTheWire(args);
-        const params = new URLSearchParams();
-        for (const [name, value] of Object.entries(parsed))
-          if (value !== null && value !== undefined) params.set(name, asQueryText(value));
-        const before = Date.now();
-        const answer = await callTool(fx, "get_board", args);
-        const after = Date.now();
-        expectSane(answer);
-        const { verdict, must, may, date } = boardVerdict([...params]);
-        if (verdict === "invalid") expectValidationFailed(answer, must, may, BOARD_QUERY_FIELDS);
-        else if (verdict === "unknown" && answer.status === 422) expectValidationFailed(answer, [], may);
-        else expectBoard(answer, fx, date, before, after);
-        expectNothingOf(foreign, answer, JSON.stringify(parsed));
-        return answer;
-      });
-      expectShare(statuses, 200, 0.3);
       expectShare(statuses, 422, 0.2);
     },
     TIMEOUT,

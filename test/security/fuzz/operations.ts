@@ -284,6 +284,9 @@ const INCIDENT_KEYS = [
   "updatedAt",
   "cancelledAt",
   "cancelReason",
+  "closedAt",
+  "outcomeNote",
+  "planId",
 ];
 
 /** Phones an agent passes on: the org's own (any spelling), another org's, other valid numbers. */
@@ -480,7 +483,7 @@ export const incidentIds: fc.Arbitrary<IdCase> = fc.oneof(
 function taken(fx: Fixture, id: string | undefined, target: number, now: number): number {
   const incidents = [...fx.incidents.values()].filter((other) => {
     const start = Date.parse(other.dateTime);
-    return other.id !== id && other.status === "scheduled" && start < target + HOUR && start + HOUR > target;
+    return other.id !== id && other.status !== "cancelled" && start < target + HOUR && start + HOUR > target;
   });
   const holds = liveHolds(fx, now).filter((hold) => hold.start < target + HOUR && hold.end > target);
   return incidents.length + holds.length;
@@ -563,6 +566,8 @@ export const cancelIncident: PostOp = {
       expect(answer.body).toEqual(seen);
       return;
     }
+    // docs/api.md, "Close": a closed visit cannot be cancelled.
+    if (seen.status === "completed" || seen.status === "no_show") return expectNotChangeable(answer, "closed");
     const started = (now: number) => Date.parse(seen.dateTime) <= now;
     expectOneOf(
       atBothEnds(sent, started).map((past) =>
@@ -580,6 +585,53 @@ export const cancelIncident: PostOp = {
               expectTimeOfRequest(answer.body.cancelledAt, sent);
               expectTimeOfRequest(answer.body.updatedAt, sent, seen.updatedAt);
             },
+      ),
+    );
+    if (answer.status === 200) recordIncident(fx, answer.body);
+  },
+};
+
+export const closeIncident: PostOp = {
+  name: "POST /api/v1/incidents/{id}/close",
+  path: "/api/v1/incidents/{id}/close",
+  tool: "close_incident",
+  spec: { fields: { outcome: { type: "choice", values: ["completed", "no_show"], required: true }, note: text(2000) } },
+  valid: fc.record(
+    { outcome: fc.constantFrom("completed", "no_show"), note: nullable(validText(2000)) },
+    { requiredKeys: ["outcome"] },
+  ),
+  junk: {
+    outcome: fc.constantFrom("done", "COMPLETED", "", " ", 1, true, {}, ["completed"]),
+    note: fc.constantFrom("n".repeat(2001), "a\u0000b", "\uDFFF", 5, true, {}),
+  },
+  ids: incidentIds,
+  outcome(fx, body, answer, sent) {
+    const seen = sent.id === undefined ? undefined : fx.incidents.get(sent.id);
+    if (!seen) return expectNotFound(answer);
+    // docs/api.md, "Close": cancelled, then not started, then closed with another outcome; the same one is 200 unchanged.
+    if (seen.status === "cancelled") return expectNotChangeable(answer, "cancelled");
+    if (seen.status === body.outcome) {
+      expect(answer.status, answer.text).toBe(200);
+      return expect(answer.body).toEqual(seen);
+    }
+    if (seen.status !== "scheduled") return expectNotChangeable(answer, "closed");
+    const started = (now: number) => Date.parse(seen.dateTime) <= now;
+    expectOneOf(
+      atBothEnds(sent, started).map((past) =>
+        past
+          ? () => {
+              expect(answer.status, answer.text).toBe(200);
+              expect(answer.body).toEqual({
+                ...seen,
+                status: body.outcome,
+                outcomeNote: isAbsent(body.note) ? null : String(body.note).trim(),
+                closedAt: expect.any(String),
+                updatedAt: expect.any(String),
+              });
+              expectTimeOfRequest(answer.body.closedAt, sent);
+              expect(answer.body.updatedAt).toBe(answer.body.closedAt);
+            }
+          : () => expectNotChangeable(answer, "not_started"),
       ),
     );
     if (answer.status === 200) recordIncident(fx, answer.body);
@@ -616,6 +668,8 @@ export const rescheduleIncident: PostOp = {
     // docs/api.md, "Reschedule", then 5.4's reasons for the new slot, the incident's own booking not counted.
     const expected = (now: number): RescheduleExpected => {
       if (seen.status === "cancelled") return { answer: "not_changeable", reason: "cancelled" };
+      if (seen.status === "completed" || seen.status === "no_show")
+        return { answer: "not_changeable", reason: "closed" };
       if (start <= now) return { answer: "not_changeable", reason: "in_the_past" };
       if (target === start) return { answer: "unchanged" };
       const reason = slotReason(fx, seen.id, target, now);
@@ -799,6 +853,7 @@ export const POST_OPS = [
   findCaller,
   cancelIncident,
   rescheduleIncident,
+  closeIncident,
 ];
 
 /** A generated POST: a JSON object (fields may be symbols), or raw bytes; a media type; maybe an Idempotency-Key. */

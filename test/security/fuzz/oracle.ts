@@ -26,7 +26,15 @@ export type FieldKind =
   | { type: "minutes" }
   | { type: "accountId" }
   /** A phone to match or store (docs/api.md, "Phone numbers"): text of at most 40 characters that parses to a valid number. */
-  | { type: "phone"; required?: true };
+  | { type: "phone"; required?: true }
+  /** One of fixed words, exactly as written (close's outcome, docs/api.md "Close"). */
+  | { type: "choice"; values: readonly string[]; required?: true }
+  /** A plan's `every` (docs/api.md, "Plans"): required, exactly `{count: 1–12, unit: "week" | "month"}`. */
+  | { type: "every" }
+  /** A plan's `visits`: an integer from 2 to 52. */
+  | { type: "visits" }
+  /** A boolean (cancel-plan's cancelVisits). */
+  | { type: "flag" };
 
 export interface BodySpec {
   fields: Record<string, FieldKind>;
@@ -111,7 +119,19 @@ function emailVerdict(email: string): Verdict {
 
 const isClean = (s: string) => s.isWellFormed() && !s.includes("\u0000");
 const isRequired = (kind: FieldKind) =>
-  kind.type === "dateTime" || ((kind.type === "text" || kind.type === "phone") && kind.required === true);
+  kind.type === "dateTime" ||
+  kind.type === "every" ||
+  ((kind.type === "text" || kind.type === "phone" || kind.type === "choice") && kind.required === true);
+
+/** A plan's `every`: an object of exactly an integer count of 1–12 and a unit week or month. */
+function everyVerdict(value: unknown): Verdict {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "invalid";
+  const keys = Object.keys(value);
+  const { count, unit } = value as Record<string, unknown>;
+  if (keys.length !== 2 || !keys.includes("count") || !keys.includes("unit")) return "invalid";
+  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > 12) return "invalid";
+  return unit === "week" || unit === "month" ? "valid" : "invalid";
+}
 
 /** Explicit null, absence and (for strings) "" after trimming all mean "absent" (docs/api.md ("Errors", "Validation")). */
 export const isAbsent = (value: unknown) =>
@@ -189,6 +209,14 @@ export function fieldVerdict(kind: FieldKind, value: unknown): Verdict {
       return value.trim() === "" ? "valid" : dateOrDateTimeVerdict(value);
     case "dateTime":
       return typeof value === "string" ? dateTimeVerdict(value) : "invalid";
+    case "choice":
+      return typeof value === "string" && kind.values.includes(value) ? "valid" : "invalid";
+    case "every":
+      return everyVerdict(value);
+    case "visits":
+      return Number.isInteger(value) && (value as number) >= 2 && (value as number) <= 52 ? "valid" : "invalid";
+    case "flag":
+      return typeof value === "boolean" ? "valid" : "invalid";
   }
 }
 
@@ -208,8 +236,9 @@ export function bodyVerdict(spec: BodySpec, body: Record<string, unknown>): Body
     const value = Object.hasOwn(body, name) ? body[name] : undefined;
     const verdict = fieldVerdict(kind, value);
     if (verdict === "invalid") {
-      // Listed beside the other failing fields (docs/api.md, "Validation": every failing field).
-      must.push(invalidEntry(name, kind, value));
+      // Listed beside the other failing fields (docs/api.md, "Validation": every failing field);
+      // an object's errors name its members (every.count), which `may` allows.
+      if (kind.type !== "every" || value === undefined || value === null) must.push(invalidEntry(name, kind, value));
       may.add(name);
       invalid = true;
     } else if (verdict === "unknown") unknown = true;
