@@ -1,6 +1,8 @@
 // The call context (docs/api.md, "Call context"): an agent's first turn in
 // one D1 round trip (the next bookable slot); the rest comes from what
 // authentication read with the key.
+
+import { scanBookable } from "../availability/scan";
 import { defineOperation } from "../http/operation";
 import { planOrFail } from "../http/validate";
 import { toIso } from "../lib/datetime";
@@ -8,7 +10,6 @@ import { WEEKDAYS } from "../scheduling/schedule";
 import { slotView } from "../scheduling/slots";
 import { dateString, localDateOf, localIso, weekday } from "../scheduling/zone";
 import { callContext, WEEKDAY_NAMES } from "../schemas/context";
-import { scanBookable } from "../services/availability";
 
 const DAYS_SHOWN = 7;
 
