@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { boardRoutes } from "./board/routes";
 import type { AppEnv } from "./env";
 import { methodNotAllowed } from "./http/method-not-allowed";
 import { ApiError, problemResponse, renderError } from "./http/problem";
@@ -18,6 +19,7 @@ app.use(requestId, requestLog, database);
 // Public, so registered before the auth middleware below.
 app.get("/health", (c) => c.json({ status: "ok" })).all("/health", methodNotAllowed("GET"));
 app.route("/", docsRoutes(OPERATIONS));
+app.route("/", boardRoutes());
 
 // Authentication runs before routing under /api/v1 (docs/api.md,
 // "Authentication"), so an unauthenticated caller learns nothing, not even

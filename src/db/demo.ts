@@ -1,12 +1,18 @@
 // The demo organisation (docs/operations.md, "Running locally"), seeded
 // idempotently by `npm run dev`. Its credentials are public, so it exists only
 // in local state (the CLI refuses to seed it with --remote).
-import { count, eq, sql } from "drizzle-orm";
-import { accounts, apiKeys, orgs, services, technicians } from "../../drizzle/schema";
+import { and, count, eq, sql } from "drizzle-orm";
+import { accounts, apiKeys, holds, incidents, orgs, services, technicians } from "../../drizzle/schema";
 import { hashApiKey } from "../lib/api-keys";
+import { MINUTE } from "../lib/datetime";
 import { randomHex } from "../lib/hash";
+import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
-import type { Db } from "./client";
+import { DEFAULT_SCHEDULE, scheduleOf } from "../scheduling/schedule";
+import { openingsOn } from "../scheduling/slots";
+import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
+import { type Db, inColumnOrder, insertWhere } from "./client";
+import { type HoldingCensus, holding } from "./occupancy";
 
 export const DEMO = {
   orgId: "org_demo",
@@ -101,6 +107,89 @@ const DEMO_TECHNICIANS = [
 /** The longest span a demo visit occupies: the termite treatment and its buffer. */
 const DEMO_LONGEST_MINUTES = 210;
 
+/**
+ * The next working day's visits (local times), so that GET /board shows a
+ * day on a fresh clone: each technician's, as the booking would assign them
+ * (skills, postal codes), none overlapping; Sam Ortiz's morning stays free
+ * for the README's walk-through (a termite treatment at 08:00).
+ */
+const DEMO_VISITS = [
+  { at: "09:00", technician: 2, service: 1, account: 1, insectName: "ants", postalCode: "10001" },
+  { at: "14:00", technician: 2, service: 2, account: null, insectName: "mice", postalCode: "10016" },
+  { at: "10:00", technician: 3, service: 2, account: 2, insectName: "rats", postalCode: "11217" },
+  { at: "13:00", technician: 1, service: 1, account: 2, insectName: "roaches", postalCode: "11217" },
+  { at: "11:00", technician: 4, service: 1, account: 3, insectName: "spiders", postalCode: "10701" },
+  { at: "16:00", technician: 4, service: 1, account: null, insectName: "wasps", postalCode: "10705" },
+] as const;
+
+/** The held place: Marcus Lee at 15:00, for the 15 minutes a hold may last from the seed. */
+const DEMO_HOLD = { at: "15:00", technician: 3, service: 1, postalCode: "11201", minutes: 15 } as const;
+
+const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3));
+
+/**
+ * The demo's visits and hold on the next working day (the first local date
+ * after today with opening hours), each inserted only while its technician
+ * has nothing occupying its span (the engine's condition, holding): so a
+ * second seed adds nothing, nor does one over a booking made since. The
+ * visits' ids are the date's, the hold's a new one (an earlier run's has
+ * expired). Seeded rows, not bookings: they record no event.
+ */
+function demoDay(db: Db, now: number) {
+  const schedule = scheduleOf(DEMO.timeZone, DEFAULT_SCHEDULE);
+  let date = localDateOf(now, DEMO.timeZone) + 1;
+  while (openingsOn(schedule, date).length === 0) date++;
+  const day = dateString(date).replaceAll("-", "");
+  const census: HoldingCensus = {
+    org: { id: DEMO.orgId, maxBookingMs: DEMO_LONGEST_MINUTES * MINUTE },
+    now,
+    fresh: true,
+  };
+  const placed = (technician: number, serviceIndex: number, at: string) => {
+    const service = DEMO_SERVICES[serviceIndex - 1]!;
+    const startsAt = localToInstant(date, minutesOf(at), DEMO.timeZone);
+    const endsAt = startsAt + service.durationMinutes * MINUTE;
+    const occupiedUntil = endsAt + service.bufferMinutes * MINUTE;
+    const technicianId = DEMO_TECHNICIANS[technician - 1]!.id;
+    const span = { start: startsAt, end: occupiedUntil };
+    const free = sql`NOT EXISTS (SELECT 1 FROM ${incidents} WHERE ${and(holding(incidents, census, span), eq(incidents.technicianId, technicianId))})
+      AND NOT EXISTS (SELECT 1 FROM ${holds} WHERE ${and(holding(holds, census, span), eq(holds.technicianId, technicianId))})`;
+    return { service, startsAt, endsAt, occupiedUntil, technicianId, free };
+  };
+  const visits = DEMO_VISITS.map((visit, i) => {
+    const { service, free, ...times } = placed(visit.technician, visit.service, visit.at);
+    const account = visit.account === null ? null : DEMO_ACCOUNTS[visit.account - 1]!;
+    const id = `inc_demo${day}${String(i + 1).padStart(14, "0")}`;
+    const row = inColumnOrder(incidents, {
+      ...times,
+      id,
+      orgId: DEMO.orgId,
+      status: "scheduled",
+      clientName: account?.name ?? "Walk-in caller",
+      insectName: visit.insectName,
+      accountId: account?.id ?? null,
+      serviceId: service.id,
+      postalCode: visit.postalCode,
+      arrivalWindowMinutes: service.arrivalWindowMinutes,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const absent = sql`NOT EXISTS (SELECT 1 FROM ${incidents} WHERE ${eq(incidents.id, id)})`;
+    return insertWhere(db, incidents, row, sql`${free} AND ${absent}`);
+  });
+  const { service, free, ...times } = placed(DEMO_HOLD.technician, DEMO_HOLD.service, DEMO_HOLD.at);
+  const hold = inColumnOrder(holds, {
+    ...times,
+    id: newId("hold", now),
+    orgId: DEMO.orgId,
+    serviceId: service.id,
+    postalCode: DEMO_HOLD.postalCode,
+    expiresAt: now + DEMO_HOLD.minutes * MINUTE,
+    createdAt: now,
+  });
+  return [...visits, insertWhere(db, holds, hold, free)] as const;
+}
+
 export async function seedDemo(db: Db, now = Date.now()) {
   const keyHash = await hashApiKey(DEMO.apiKey);
   const [, , , [seeded]] = await db.batch([
@@ -160,6 +249,7 @@ export async function seedDemo(db: Db, now = Date.now()) {
       .update(orgs)
       .set({ maxSlotMinutes: sql`max(${orgs.maxSlotMinutes}, ${DEMO_LONGEST_MINUTES})` })
       .where(eq(orgs.id, DEMO.orgId)),
+    ...demoDay(db, now),
   ]);
   return { orgId: DEMO.orgId, apiKey: DEMO.apiKey, accounts: seeded?.n ?? 0 };
 }

@@ -1,0 +1,250 @@
+// The dispatch board's page in a browser (docs/api.md, "The dispatch board"):
+// headless Chromium against a real `wrangler dev`, an org in New York with
+// three technicians (one with their own hours, one off that day), visits and
+// a live hold stored two days ahead. Checked as a person sees the page:
+// refused keys answered with the problem's title and detail, each visit and
+// hold in its technician's row at its local time (its block's left edge on
+// the axis's mark of that time), day navigation by buttons, date input and
+// keyboard, a booking made through the API appearing without a reload, the
+// key never in a URL or localStorage, no console error, and axe-core's
+// default rules without a violation.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { Temporal } from "temporal-polyfill";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateApiKey, hashApiKey } from "../../src/lib/api-keys";
+import { axeViolations, launchChromium, signIn } from "./browser";
+import { applyMigrations, DevServer, d1Execute, freePort, request } from "./harness";
+
+const ZONE = "America/New_York";
+const ORG = "org_boardpage00000000000000001";
+const SERVICE = "svc_boardpage00000000000000001";
+const ANA = "tech_boardpage0000000000000001";
+const BO = "tech_boardpage0000000000000002";
+const CY = "tech_boardpage0000000000000003";
+const keys = { office: generateApiKey(), read: generateApiKey(), agent: generateApiKey() };
+
+const today = Temporal.Now.plainDateISO(ZONE);
+const DAY = today.add({ days: 2 }).toString();
+const NEXT_DAY = today.add({ days: 3 }).toString();
+/** The instant of local `hhmm` on `date` in New York. */
+const at = (date: string, hhmm: string) =>
+  Temporal.PlainDate.from(date).toZonedDateTime({ timeZone: ZONE, plainTime: hhmm }).epochMilliseconds;
+
+let stateDir: string;
+let server: DevServer | undefined;
+let browser: Browser | undefined;
+let page: Page;
+/** Console errors and uncaught exceptions of the page; each test takes those it expects. */
+const problems: string[] = [];
+const requested: string[] = [];
+
+beforeAll(async () => {
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-board-"));
+  await applyMigrations(stateDir);
+  const now = Date.now();
+  const week = Object.fromEntries(
+    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"].map((d) => [d, [["08:00", "18:00"]]]),
+  );
+  const schedule = {
+    slotMinutes: 60,
+    capacity: 1,
+    minNoticeMinutes: 0,
+    horizonDays: 30,
+    weeklyHours: week,
+    closedDates: [],
+  };
+  const anaHours = Object.fromEntries(Object.keys(week).map((d) => [d, [["07:00", "15:00"]]]));
+  const visit = (id: string, technician: string, date: string, hhmm: string, client: string, status = "scheduled") =>
+    `INSERT INTO incidents (id, org_id, status, client_name, insect_name, postal_code, service_id, technician_id, starts_at, ends_at, occupied_until, created_at, updated_at) VALUES ('${id}', '${ORG}', '${status}', '${client}', 'ants', '10001', '${SERVICE}', '${technician}', ${at(date, hhmm)}, ${at(date, hhmm) + 3_600_000}, ${at(date, hhmm) + 5_400_000}, ${now}, ${now})`;
+  const technician = (id: string, name: string, hours: unknown, daysOff: string[]) =>
+    `INSERT INTO technicians (id, org_id, name, skills, postal_codes, weekly_hours, days_off, active, created_at, updated_at) VALUES ('${id}', '${ORG}', '${name}', '[]', '[]', ${hours ? `'${JSON.stringify(hours)}'` : "NULL"}, '${JSON.stringify(daysOff)}', 1, ${now}, ${now})`;
+  await d1Execute(
+    stateDir,
+    [
+      `INSERT INTO orgs (id, name, time_zone, country, schedule, max_slot_minutes, cursor_secret, created_at) VALUES ('${ORG}', 'Board Page Pest', '${ZONE}', 'US', '${JSON.stringify(schedule)}', 90, '${"ab".repeat(32)}', ${now})`,
+      ...(await Promise.all(
+        Object.entries(keys).map(
+          async ([role, key], i) =>
+            `INSERT INTO api_keys (id, org_id, key_hash, role, created_at) VALUES ('key_boardpage00000000000000${i}', '${ORG}', '${await hashApiKey(key)}', '${role}', ${now})`,
+        ),
+      )),
+      `INSERT INTO services (id, org_id, name, name_lower, duration_minutes, buffer_minutes, arrival_window_minutes, skills, keywords, is_default, active, created_at, updated_at) VALUES ('${SERVICE}', '${ORG}', 'General pest control', 'general pest control', 60, 30, 0, '[]', '["ants"]', 1, 1, ${now}, ${now})`,
+      technician(ANA, "Ana Ruiz", anaHours, []),
+      technician(BO, "bo Chen", null, []),
+      technician(CY, "Cy Dale", null, [DAY]),
+      visit("inc_boardpage00000000000000001", ANA, DAY, "09:00", "Ada Client"),
+      visit("inc_boardpage00000000000000002", BO, DAY, "13:00", "Done Client", "completed"),
+      visit("inc_boardpage00000000000000003", BO, NEXT_DAY, "08:00", "Tomorrow Client"),
+      `INSERT INTO holds (id, org_id, starts_at, ends_at, occupied_until, service_id, technician_id, postal_code, expires_at, created_at) VALUES ('hold_boardpage0000000000000001', '${ORG}', ${at(DAY, "11:00")}, ${at(DAY, "12:00")}, ${at(DAY, "12:30")}, '${SERVICE}', '${ANA}', NULL, ${now + 3_600_000}, ${now})`,
+    ].join("; "),
+  );
+  server = await DevServer.start(stateDir, await freePort());
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push(error.message));
+  page.on("request", (r) => requested.push(r.url()));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+const row = (name: string) =>
+  page.locator("#timeline section.row").filter({ has: page.getByRole("heading", { name }) });
+/** The horizontal centre of the axis's "HH:MM" mark, and the left edge of a block. */
+const tickX = async (hhmm: string) => {
+  const box = (await page.locator(".tick", { hasText: new RegExp(`^${hhmm}$`) }).boundingBox())!;
+  return box.x + box.width / 2;
+};
+const leftOf = async (locator: ReturnType<Page["locator"]>) => (await locator.boundingBox())!.x;
+const axeClean = async () => expect(await axeViolations(page)).toEqual([]);
+const takeProblems = () => problems.splice(0);
+/** An expression evaluated in the page (a string: this project's types know no DOM). */
+const inPage = <T>(expression: string) => page.evaluate(expression) as Promise<T>;
+/** The lines of a block: its spans' texts. */
+const lines = (locator: ReturnType<Page["locator"]>) => locator.locator("span").allTextContents();
+
+describe("GET /board in a browser", () => {
+  it("asks for credentials; a wrong key, then a key of a role that may not read the board, show the problem's title and detail", async () => {
+    await page.goto(`${server!.baseUrl}/board?refresh=1`);
+    await expect.poll(() => page.getByLabel("API key").isVisible()).toBe(true);
+    expect(await page.locator("#board").isVisible()).toBe(false);
+    await axeClean();
+
+    await signIn(page, ORG, `fsk_${"x".repeat(40)}`);
+    const alert = page.getByRole("alert");
+    await expect.poll(() => alert.textContent()).toMatch(/^Authentication required .+/);
+    expect(await page.getByLabel("API key").isVisible()).toBe(true);
+    expect(await page.getByLabel("Organisation id").inputValue()).toBe(ORG);
+    await axeClean();
+
+    await signIn(page, ORG, keys.agent);
+    await expect.poll(() => alert.textContent()).toMatch(/^Forbidden for this key's role .+/);
+    expect(await page.getByLabel("API key").isVisible()).toBe(true);
+    // The browser's own line for each refused request (the board's and the services'), and nothing else.
+    const refused = takeProblems();
+    for (const line of refused) expect(line).toMatch(/status of (401|403)/);
+    expect(refused.join()).toMatch(/401[\s\S]*403/);
+  });
+
+  it("signed in with a read key: today in the org's zone, a line at now, the key in sessionStorage only", async () => {
+    await signIn(page, ORG, keys.read);
+    await expect.poll(() => page.locator("#date").inputValue()).toBe(today.toString());
+    expect(await page.getByRole("alert").isVisible()).toBe(false);
+    expect(await page.locator("#day").textContent()).toMatch(/\(today\)$/);
+    expect(await page.locator(".now").count()).toBe(3);
+    expect(await inPage("({ ...sessionStorage })")).toEqual({ "board.orgId": ORG, "board.apiKey": keys.read });
+    expect(await inPage("localStorage.length")).toBe(0);
+    expect(page.url()).toBe(`${server!.baseUrl}/board?refresh=1`);
+  });
+
+  it("a day's rows by name, each visit and hold in its row at its local time, duty and days off said; axe-clean", async () => {
+    await page.locator("#date").fill(DAY);
+    await expect.poll(() => page.locator("#day").textContent()).not.toMatch(/\(today\)/);
+    await expect.poll(() => page.locator("#timeline h3").allTextContents()).toEqual(["Ana Ruiz", "bo Chen", "Cy Dale"]);
+    expect(await row("Ana Ruiz").locator(".who p").textContent()).toBe("On duty 07:00–15:00");
+    expect(await row("bo Chen").locator(".who p").textContent()).toBe("On duty 08:00–18:00");
+    expect(await row("Cy Dale").locator(".who p").textContent()).toBe("Off duty");
+
+    const ada = row("Ana Ruiz").locator("li", { hasText: "Ada Client" });
+    expect(await lines(ada)).toEqual(["09:00 Scheduled", "General pest control", "Ada Client", "10001"]);
+    expect(await ada.isVisible()).toBe(true);
+    const held = row("Ana Ruiz").locator("li", { hasText: "Held" });
+    expect((await lines(held)).slice(0, 2)).toEqual(["11:00 Held", "General pest control"]);
+    const done = row("bo Chen").locator("li", { hasText: "Done Client" });
+    expect((await lines(done))[0]).toBe("13:00 Completed");
+    expect(await row("Cy Dale").locator("li").count()).toBe(0);
+    // Drawn where the axis says those local times are: a block from its start to its end.
+    expect(Math.abs((await leftOf(ada)) - (await tickX("09:00")))).toBeLessThan(3);
+    expect(Math.abs((await leftOf(held)) - (await tickX("11:00")))).toBeLessThan(3);
+    expect(Math.abs((await leftOf(done)) - (await tickX("13:00")))).toBeLessThan(3);
+    const width = (await ada.boundingBox())!.width;
+    expect(Math.abs(width - ((await tickX("10:00")) - (await tickX("09:00"))))).toBeLessThan(3);
+    // Its 30-minute buffer, lighter, after it.
+    expect(await row("Ana Ruiz").locator(".buffer").count()).toBe(2);
+    await axeClean();
+  });
+
+  it("Next, Previous and Today, with the mouse and with the keyboard alone", async () => {
+    await page.getByRole("button", { name: "Next" }).click();
+    await expect.poll(() => page.locator("#date").inputValue()).toBe(NEXT_DAY);
+    await expect
+      .poll(() => row("bo Chen").locator("li").allInnerTexts())
+      .toEqual(["08:00 Scheduled\nGeneral pest control\nTomorrow Client\n10001"]);
+    await page.getByRole("button", { name: "Previous" }).click();
+    await expect.poll(() => page.locator("#date").inputValue()).toBe(DAY);
+
+    // From the day's heading, Shift+Tab goes back through every control (the date input's fields one by
+    // one), each with a visible focus ring; Tab comes forward to the timeline.
+    await page.locator("#day").focus();
+    const focused = () =>
+      inPage<{ name: string; outline: string }>(`(() => {
+        const e = document.activeElement;
+        const name = e.id === "date" || e.id === "timeline" ? e.id : e.textContent.trim();
+        return { name, outline: getComputedStyle(e).outlineStyle };
+      })()`);
+    const walk = async (key: string, last: string) => {
+      const order: string[] = [];
+      for (let i = 0; i < 12 && order.at(-1) !== last; i++) {
+        await page.keyboard.press(key);
+        const now = await focused();
+        expect(now.outline, now.name).not.toBe("none");
+        if (order.at(-1) !== now.name) order.push(now.name);
+      }
+      return order;
+    };
+    expect(await walk("Shift+Tab", "Previous")).toEqual(["Sign out", "date", "Next", "Today", "Previous"]);
+    expect(await walk("Tab", "timeline")).toEqual(["Today", "Next", "date", "Sign out", "timeline"]);
+    await page.getByRole("button", { name: "Next" }).focus();
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.locator("#date").inputValue()).toBe(NEXT_DAY);
+    await page.getByRole("button", { name: "Today" }).focus();
+    await page.keyboard.press("Space");
+    await expect.poll(() => page.locator("#date").inputValue()).toBe(today.toString());
+  });
+
+  it("a booking made through the API appears without a reload", async () => {
+    await page.locator("#date").fill(DAY);
+    await expect.poll(() => page.locator("#timeline h3").count()).toBe(3);
+    await inPage("window.kept = true");
+    const booked = await request(
+      server!.baseUrl,
+      { orgId: ORG, apiKey: keys.office },
+      "/api/v1/ai-agent/create-incident",
+      {
+        body: {
+          dateTime: new Date(at(DAY, "15:00")).toISOString(),
+          clientName: "Booked Live",
+          insectName: "ants",
+          postalCode: "10002",
+        },
+      },
+    );
+    expect(booked.status, booked.text).toBe(200);
+    // Ana's hours end at 15:00 and Cy is off: bo Chen takes it.
+    expect(booked.body.technicianId).toBe(BO);
+    const live = row("bo Chen").locator("li", { hasText: "Booked Live" });
+    await expect.poll(() => live.count(), { timeout: 5_000 }).toBe(1);
+    expect(await lines(live)).toEqual(["15:00 Scheduled", "General pest control", "Booked Live", "10002"]);
+    expect(Math.abs((await leftOf(live)) - (await tickX("15:00")))).toBeLessThan(3);
+    expect(await inPage("window.kept")).toBe(true);
+  });
+
+  it("the key never went into a URL or localStorage; no console error; signing out forgets it", async () => {
+    for (const key of Object.values(keys)) expect(requested.filter((url) => url.includes(key))).toEqual([]);
+    expect(requested.some((url) => url.includes("/api/v1/board"))).toBe(true);
+    expect(await inPage("JSON.stringify({ ...localStorage })")).toBe("{}");
+    expect(takeProblems()).toEqual([]);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    expect(await inPage("({ ...sessionStorage })")).toEqual({});
+    expect(await page.getByLabel("Organisation id").isVisible()).toBe(true);
+  });
+});
