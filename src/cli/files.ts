@@ -153,7 +153,7 @@ export const daysOffField = once(() =>
     .transform((dates) => unique(dates).sort()),
 );
 
-/** A schedule's weeklyHours object (5.1); a day left out is closed. */
+/** A schedule's weeklyHours object (docs/api.md, "The schedule"); a day left out is closed. */
 export const weeklyHoursField = once(() =>
   scheduleDocument()
     .shape.weeklyHours.unwrap()

@@ -1,4 +1,4 @@
-// Service plans (contract 14.2): when each visit of a plan is due, and where
+// Service plans (docs/api.md, "Plans"): when each visit of a plan is due, and where
 // a due visit goes. Pure: callers pass the org's schedule and technicians
 // (the engine's Plan, visits.ts), the visits and holds around the due date,
 // and `now`. The candidates are the engine's own (findBookable), and the
@@ -61,7 +61,7 @@ export function dueDate(firstDate: string, every: Every, k: number): string {
 /**
  * The instant a visit due on local `date` (`YYYY-MM-DD`) at `localTime`
  * (`"HH:MM"`, the plan's) starts, in `timeZone`: read as the schedule reads
- * its opening times (contract 5.1, zone.ts localToInstant): a time in a DST
+ * its opening times (docs/api.md, "The schedule"; zone.ts localToInstant): a time in a DST
  * gap moves forward by the gap, an ambiguous time takes the earlier instant.
  */
 export function dueStart(date: string, localTime: string, timeZone: string): number {
@@ -117,7 +117,7 @@ export interface DuePlacement {
 }
 
 /**
- * Where a plan's due visit goes (contract 14.2, "Deciding the next visits"),
+ * Where a plan's due visit goes (docs/api.md, "Plans"),
  * or null when it goes nowhere (the office is told: `plan.visit_unplaced`).
  *
  * Candidates are the starts available-appointments would list for the

@@ -1,5 +1,5 @@
 // An agent key bound to its caller (docs/api.md, "Key roles", "The caller of a
-// call", "Who made each change", "One request, bounded work"; contract 13) over
+// call", "Who made each change", "One request, bounded work") over
 // a real `wrangler dev`: through each channel that reports a caller — Vapi's
 // tool-calls message, Retell's custom-function call, and plain HTTP with
 // `X-Caller-Phone` — caller A cannot cancel, move or read caller B's visit

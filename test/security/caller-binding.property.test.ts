@@ -1,4 +1,4 @@
-// The caller of a call (docs/api.md, "The caller of a call"; contract 13.2) as
+// The caller of a call (docs/api.md, "The caller of a call") as
 // a property: random orgs with several callers, accounts, contacts and visits;
 // random agent calls with random callers — valid numbers in many spellings,
 // no number at all, withheld, "anonymous", malformed, another country's —

@@ -1,5 +1,5 @@
-// Key roles (docs/api.md, "Key roles"; contract 13.1): the role table, written
-// here from the contract and independently of src/routes, checked against the
+// Key roles (docs/api.md, "Key roles"): the role table, written
+// here from docs/api.md and independently of src/routes, checked against the
 // test catalogue (test/support/operations.ts) and against the roles each
 // operation declares — a new operation fails here until it is given a row and
 // declares its roles. Then every operation × every role × every transport
@@ -39,7 +39,7 @@ const OFFICE_READ: readonly Role[] = ["office", "read"];
 const OFFICE: readonly Role[] = ["office"];
 
 /**
- * The role table of contract 13.1, by MCP tool: `office` calls everything;
+ * The role table of docs/api.md ("Key roles"), by MCP tool: `office` calls everything;
  * `agent` the voice agent's operations; `read` every operation that changes
  * nothing (the GETs and the three reads sent as POST).
  */
@@ -61,6 +61,10 @@ const TABLE: Record<string, readonly Role[]> = {
   cancel_incident: OFFICE_AGENT,
   reschedule_incident: OFFICE_AGENT,
   close_incident: OFFICE,
+  create_plan: OFFICE_AGENT,
+  get_plan: ALL,
+  list_plans: ALL,
+  cancel_plan: OFFICE_AGENT,
   list_events: OFFICE_READ,
   get_board: OFFICE_READ,
 };
@@ -206,7 +210,7 @@ describe("the role table", () => {
     for (const op of DECLARED) expect([...op.roles].sort(), op.tool).toEqual([...TABLE[op.tool]!].sort());
   });
 
-  it("follows the contract: office calls everything, read exactly what changes nothing, agent its thirteen", () => {
+  it("follows the role table: office calls everything, read exactly what changes nothing, agent its seventeen", () => {
     for (const op of OPERATIONS) {
       expect(may("office", op.tool), op.tool).toBe(true);
       expect(may("read", op.tool), op.tool).toBe(!isWrite(op));
@@ -226,6 +230,10 @@ describe("the role table", () => {
         "list_incidents",
         "cancel_incident",
         "reschedule_incident",
+        "create_plan",
+        "get_plan",
+        "list_plans",
+        "cancel_plan",
       ].sort(),
     );
   });
@@ -281,6 +289,8 @@ describe("what each role is shown", () => {
         "get_incident",
         "list_incidents",
         "list_services",
+        "get_plan",
+        "list_plans",
       ].sort(),
     );
     for (const role of ROLES) {
@@ -355,7 +365,13 @@ describe("the order of checks: 401, then 404/405, then 403, then 429 and the bod
     const agent = await withRole(tenant, "agent");
     const forbiddenWrites = OPERATIONS.filter((op) => !may("read", op.tool));
     expect(forbiddenWrites.length).toBeGreaterThan(0);
-    const f: Fixture = { tenant, accountId: "acct_nope", incidentId: "inc_nope", holdId: "hold_nope" };
+    const f: Fixture = {
+      tenant,
+      accountId: "acct_nope",
+      incidentId: "inc_nope",
+      holdId: "hold_nope",
+      planId: "plan_nope",
+    };
     for (const op of forbiddenWrites) {
       const { path } = httpRequest(op, f);
       const invalid = await call(read, path, { body: { dateTime: 7, firstName: [], unknownField: true } });

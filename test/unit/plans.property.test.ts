@@ -5,9 +5,9 @@
 // technicians (skills, areas, own hours, days off) or crews; visits and holds,
 // some on the due start. The oracle reads the calendar with Temporal, tries
 // every minute of the seven local dates due − 3 … due + 3 by the rules of
-// contract 5.1 and 10.3 written out again (slot grid, closed dates, notice,
+// the schedule's and the technicians' rules (docs/api.md) written out again (slot grid, closed dates, notice,
 // horizon, crews counted minute by minute, technicians on duty and free),
-// then follows 14.2's order of preference step by step.
+// then follows the plans' order of preference step by step.
 import fc from "fast-check";
 import { Temporal } from "temporal-polyfill";
 import { describe, expect, it } from "vitest";
@@ -191,7 +191,7 @@ interface Case {
 
 type Placed = { start: number; technicianId: string | null } | null;
 
-/** The oracle: every minute of the seven dates, each tried by the contract's rules, then 14.2's order of preference. */
+/** The oracle: every minute of the seven dates, each tried by the API's rules, then the plans' order of preference. */
 function oracle(c: Case): { placed: Placed; tags: string[] } {
   const { schedule, visit } = c.plan;
   const { timeZone } = schedule;
