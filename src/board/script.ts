@@ -131,16 +131,19 @@ function draw(b, services) {
     return t.date < b.date ? 0 : t.date > b.date ? 1440 : t.minutes;
   };
   const bufferOf = (serviceId) => ((services.get(serviceId) || {}).bufferMinutes || 0) * 60000;
-  let from = 7 * 60;
-  let to = 19 * 60;
+  // The hours that hold something and one more each side (08:00–18:00 when nothing), eight at least.
+  let from = 1440;
+  let to = 0;
   for (const r of b.rows) {
     for (const s of [...r.duty, ...r.visits.map((v) => v.appointment), ...r.holds]) {
       from = Math.min(from, at(s.start));
       to = Math.max(to, at(s.end));
     }
   }
-  from = Math.floor(from / 60) * 60;
-  to = Math.min(1440, Math.ceil(to / 60) * 60);
+  if (from >= to) [from, to] = [480, 1080];
+  from = Math.max(0, Math.floor(from / 60) * 60 - 60);
+  to = Math.min(1440, Math.max(Math.ceil(to / 60) * 60 + 60, from + 480));
+  from = Math.max(0, Math.min(from, to - 480));
   const left = (m) => ((Math.min(Math.max(m, from), to) - from) / (to - from)) * 100 + "%";
   const place = (e, a, z) => {
     e.style.left = left(a);
@@ -151,7 +154,7 @@ function draw(b, services) {
   const axis = el("div", "row");
   axis.setAttribute("aria-hidden", "true");
   const ticks = el("div", "track ticks");
-  for (let m = from; m <= to; m += 60) {
+  for (let m = from; m < to; m += 60) {
     const tick = el("span", "tick", hhmm(m % 1440));
     tick.style.left = left(m);
     ticks.append(tick);
@@ -194,6 +197,7 @@ function draw(b, services) {
         li.append(el("span", "", item.v.clientName));
         if (item.v.postalCode) li.append(el("span", "", item.v.postalCode));
       } else li.append(el("span", "", "until " + hhmm(local(Date.parse(item.h.expiresAt), b.timeZone).minutes)));
+      li.title = [...li.children].map((span) => span.textContent).join(" · ");
       place(li, a, z);
       li.style.top = lane * 4.8 + "rem";
       list.append(li);
