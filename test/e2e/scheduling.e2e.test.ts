@@ -290,6 +290,9 @@ describe("the agent flow: find, check, book, see it gone", () => {
       updatedAt: booked.body.createdAt,
       cancelledAt: null,
       cancelReason: null,
+      closedAt: null,
+      outcomeNote: null,
+      planId: null,
     });
 
     const after = await appointments(orgA, from, 3);
