@@ -140,11 +140,15 @@ describe("admin CLI", () => {
 
   it("creates a key that works at once, revokes it under the running server (refused within the cache bound), and lists keys without secrets", async () => {
     const dir = stateDir!;
-    const extra = jsonLine<{ keyId: string; apiKey: string }>(
+    const extra = jsonLine<{ keyId: string; apiKey: string; role: string }>(
       await admin(dir, ["key", "create", "--org", orgA.orgId]),
       "key create",
     );
-    expect(extra).toEqual({ keyId: expect.stringMatching(/^key_/), apiKey: expect.stringMatching(/^fsk_/) });
+    expect(extra).toEqual({
+      keyId: expect.stringMatching(/^key_/),
+      apiKey: expect.stringMatching(/^fsk_/),
+      role: "office",
+    });
     const asExtra = () => call({ orgId: orgA.orgId, apiKey: extra.apiKey }, "/api/v1/contacts?limit=1");
     expect((await asExtra()).status).toBe(200);
 
@@ -169,7 +173,8 @@ describe("admin CLI", () => {
     const { keys } = jsonLine<KeyList>(listed, "key list");
     expect(listed.stdout).not.toContain(extra.apiKey);
     expect(listed.stdout).not.toContain(orgA.apiKey);
-    for (const key of keys) expect(Object.keys(key).sort()).toEqual(["createdAt", "keyId", "lastUsedAt", "revokedAt"]);
+    for (const key of keys)
+      expect(Object.keys(key).sort()).toEqual(["createdAt", "keyId", "lastUsedAt", "revokedAt", "role"]);
     expect(keys.map((k) => k.keyId).sort()).toEqual([orgA.keyId, extra.keyId].sort());
     expect(keys.find((k) => k.keyId === orgA.keyId)).toMatchObject({
       createdAt: expect.stringMatching(ISO),
