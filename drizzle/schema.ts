@@ -446,6 +446,9 @@ export const EVENT_TYPES = [
   "incident.reassigned",
   "incident.completed",
   "incident.no_show",
+  "plan.created",
+  "plan.cancelled",
+  "plan.visit_unplaced",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

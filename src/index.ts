@@ -1,4 +1,5 @@
 import app from "./app";
+import { decideDueVisits } from "./availability/due-visits";
 import { createDb } from "./db/client";
 import { purgeEvents } from "./db/events";
 import { sweepHolds } from "./db/holds";
@@ -6,7 +7,7 @@ import { purgeExpiredKeys } from "./db/idempotency";
 import { purgeWebhooks } from "./db/webhooks";
 import type { Bindings } from "./env";
 import { deliverBatch } from "./webhooks/deliver";
-import type { DeliveryMessage } from "./webhooks/queue";
+import { type DeliveryMessage, enqueueEvent } from "./webhooks/queue";
 import { SWEEP_CRON, sweep } from "./webhooks/sweep";
 
 // Only handlers may be exported here (workerd refuses other exports).
@@ -19,6 +20,13 @@ export default {
   scheduled(controller, env, ctx) {
     const db = createDb(env.DB);
     const now = controller.scheduledTime;
+    // Every trigger (the minute's too) decides the plans' visits now due (docs/api.md, "Plans"):
+    // a run overlapping another decides nothing twice.
+    ctx.waitUntil(
+      decideDueVisits(db, now, { enqueue: (event) => enqueueEvent(env, db, event, Date.now()) }).catch((error) =>
+        console.error(JSON.stringify({ plans: "deciding due visits failed", error: String(error) })),
+      ),
+    );
     if (controller.cron === SWEEP_CRON) {
       ctx.waitUntil(sweep(env, db, now));
       return;

@@ -1,10 +1,10 @@
-// Finding a caller by phone (docs/api.md, "Find a caller"): one batch of three
+// Finding a caller by phone (docs/api.md, "Find a caller"): one batch of four
 // indexed reads, so one round trip. Each phone column has an index that leads
 // with the org, and every OR branch names the org itself, so SQLite reads each
 // branch from its own index (MULTI-INDEX OR) and sorts only the caller's few
 // rows.
 import { and, asc, desc, eq, gt, inArray, isNotNull, or, sql } from "drizzle-orm";
-import { accounts, contacts, incidents } from "../../drizzle/schema";
+import { accounts, contacts, incidents, plans } from "../../drizzle/schema";
 import { accountColumns, accountView, type ShownAccount } from "./accounts";
 import { type Db, param, prepared } from "./client";
 import { contactColumns, contactView, type ShownContact } from "./contacts";
@@ -12,6 +12,7 @@ import { incidentColumns, incidentView, type ShownIncident } from "./incidents";
 import { isScheduledUnindexed } from "./occupancy";
 import type { Org } from "./orgs";
 import { hasPhone } from "./phones";
+import { type PlanRow, planView } from "./plans";
 
 /** At most this many of each list. */
 export const CALLER_LIMIT = 10;
@@ -80,17 +81,37 @@ const callerIncidents = prepared((db) => {
     .limit(CALLER_LIMIT);
 });
 
+/** The caller's active plans (same match as the upcoming visits), newest first (docs/api.md, "Plans"). */
+const callerPlans = prepared((db) => {
+  const listedAccounts = db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(accountMatch(db))
+    .orderBy(...newestFirst(accounts))
+    .limit(CALLER_LIMIT);
+  // Each branch reads its own index (org, phone or account, created); the status term stays out of the choice.
+  const active = and(eq(plans.orgId, param("orgId")), sql`+${plans.status} = 'active'`);
+  return db
+    .select()
+    .from(plans)
+    .where(or(and(active, eq(plans.phone, param("phone"))), and(active, inArray(plans.accountId, listedAccounts))))
+    .orderBy(desc(plans.createdAt), desc(plans.id))
+    .limit(CALLER_LIMIT);
+});
+
 export async function findCaller(db: Db, { org, phone, now }: { org: Org; phone: string; now: number }) {
   const values = { orgId: org.id, phone, now, since: now - org.maxBookingMs };
-  const [contactRows, accountRows, incidentRows] = (await db.batch([
+  const [contactRows, accountRows, incidentRows, planRows] = (await db.batch([
     callerContacts(db, values),
     callerAccounts(db, values),
     callerIncidents(db, values),
-  ])) as [ShownContact[], ShownAccount[], ShownIncident[]];
+    callerPlans(db, values),
+  ])) as [ShownContact[], ShownAccount[], ShownIncident[], PlanRow[]];
   return {
     phone,
     contacts: contactRows.map(contactView),
     accounts: accountRows.map(accountView),
     upcomingIncidents: incidentRows.map((row) => incidentView(row, org.schedule.timeZone)),
+    plans: planRows.map(planView),
   };
 }

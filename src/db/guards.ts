@@ -8,8 +8,8 @@ import type { SQL } from "drizzle-orm";
 import { guards } from "../../drizzle/schema";
 import { type Db, errorText, insertWhere } from "./client";
 
-/** The guards, each named for the write it stops: adding a service past the limit, changing a technician. */
-export type GuardName = "service-limit" | "technician-update";
+/** The guards, each named for the write it stops: adding a service past the limit, changing a technician, cancelling a plan. */
+export type GuardName = "service-limit" | "technician-update" | "plan-cancel";
 
 /** The statement that makes its batch fail whole, with guard `name`'s message, when `condition` holds. */
 export const guard = (db: Db, name: GuardName, condition: SQL) => insertWhere(db, guards, { name }, condition);

@@ -49,6 +49,11 @@ export const PROBLEMS = {
     title: "Incident not found",
     description: "no incident with this id in your organisation",
   },
+  plan_not_found: {
+    status: 404,
+    title: "Plan not found",
+    description: "no plan with this id in your organisation",
+  },
   method_not_allowed: {
     status: 405,
     title: "Method not allowed",

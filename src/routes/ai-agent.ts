@@ -238,7 +238,7 @@ export const aiAgentOperations = [
     roles: ["office", "agent", "read"],
     summary: "Find who is calling, by phone number",
     description:
-      "For the first second of an inbound call: the contacts and accounts whose mobile or business phone is this number (and the accounts of those contacts), newest first, and the caller's upcoming scheduled incidents (by phone or by one of those accounts), soonest first; at most 10 of each. An unknown caller is empty lists, not 404.",
+      "For the first second of an inbound call: the contacts and accounts whose mobile or business phone is this number (and the accounts of those contacts), newest first, and the caller's upcoming scheduled incidents (by phone or by one of those accounts), soonest first, and their active plans, newest first; at most 10 of each. An unknown caller is empty lists, not 404.",
     body: findCallerBody,
     example: { phone: "+1 917 555 0199" },
     response: caller,
@@ -247,6 +247,7 @@ export const aiAgentOperations = [
       contacts: [],
       accounts: [ACCOUNT_EXAMPLE],
       upcomingIncidents: [INCIDENT_EXAMPLE],
+      plans: [],
     },
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { body }) => {

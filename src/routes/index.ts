@@ -11,6 +11,7 @@ import { contextOperations } from "./context";
 import { eventOperations } from "./events";
 import { incidentOperations } from "./incidents";
 import { leadOperations } from "./leads";
+import { planOperations } from "./plans";
 import { serviceOperations } from "./services";
 
 export const OPERATIONS: readonly Operation[] = [
@@ -21,6 +22,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...contactOperations,
   ...accountOperations,
   ...incidentOperations,
+  ...planOperations,
   ...eventOperations,
   ...boardOperations,
 ];

@@ -5,6 +5,7 @@ import { callersPhone, dateTime, isoOut, LIMITS, optionalText, problem, required
 import { contact } from "./contacts";
 import { holdIdField } from "./holds";
 import { incident } from "./incidents";
+import { plan } from "./plans";
 import { visitFields } from "./services";
 import { reason, slot } from "./slots";
 
@@ -82,6 +83,7 @@ export const caller = once(() =>
       contacts: z.array(contact()),
       accounts: z.array(account()),
       upcomingIncidents: z.array(incident()),
+      plans: z.array(plan()).meta({ description: "The caller's active plans, newest first, at most 10" }),
     })
     .meta({ id: "Caller" }),
 );

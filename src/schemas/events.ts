@@ -5,6 +5,7 @@ import { cursorParam, isoOut, queryInteger } from "./common";
 import { contact } from "./contacts";
 import { incident } from "./incidents";
 import { lead } from "./leads";
+import { plan } from "./plans";
 import { appointment } from "./slots";
 
 export const listEventsQuery = once(() =>
@@ -50,6 +51,14 @@ export const event = once(() => {
         ...fields,
         type: z.enum(["incident.created", "incident.cancelled", "incident.completed", "incident.no_show"]),
         data: incident(),
+      }),
+      z.object({ ...fields, type: z.enum(["plan.created", "plan.cancelled"]), data: plan() }),
+      z.object({
+        ...fields,
+        type: z.literal("plan.visit_unplaced"),
+        data: plan()
+          .extend({ dueDate: z.string().meta({ description: "The local date the unplaced visit was due" }) })
+          .meta({ description: "The plan after the decision, and the due date of the visit nothing could take" }),
       }),
       z.object({
         ...fields,

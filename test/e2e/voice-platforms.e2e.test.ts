@@ -55,6 +55,10 @@ const AGENT_TOOLS = [
   "list_incidents",
   "cancel_incident",
   "reschedule_incident",
+  "create_plan",
+  "get_plan",
+  "list_plans",
+  "cancel_plan",
 ];
 const PLATFORMS = ["vapi", "retell", "elevenlabs", "openai"] as const;
 

@@ -368,7 +368,13 @@ const withQuery = (path: string, query: string) =>
   query && path.includes("?") ? `${path}&${query.slice(1)}` : `${path}${query}`;
 
 /** A's account, incident and hold, for the catalogue's samples. */
-const fixtureOfA = (): Fixture => ({ tenant: a, accountId, incidentId, holdId });
+const fixtureOfA = (): Fixture => ({
+  tenant: a,
+  accountId,
+  incidentId,
+  holdId,
+  planId: "plan_00000000000000000000000000",
+});
 
 /** The catalogue's sample of every operation (test/support/operations.ts), over HTTP and as an MCP tool. */
 const SAMPLES: Endpoint[] = OPERATIONS.flatMap((op): Endpoint[] => [

@@ -107,6 +107,7 @@ async function rows(f: Fixture): Promise<
     idempotencyKeys: { key: string; status: number | null }[];
     incidentRows: Record<string, unknown>[];
     holdRows: Record<string, unknown>[];
+    planRows: Record<string, unknown>[];
   }
 > {
   const counts = await env.DB.batch(
@@ -121,6 +122,9 @@ async function rows(f: Fixture): Promise<
   const holdRows = await env.DB.prepare("SELECT * FROM holds WHERE org_id = ? ORDER BY id")
     .bind(f.tenant.orgId)
     .all<Record<string, unknown>>();
+  const planRows = await env.DB.prepare("SELECT * FROM plans WHERE org_id = ? ORDER BY id")
+    .bind(f.tenant.orgId)
+    .all<Record<string, unknown>>();
   return {
     ...(Object.fromEntries(COUNTED.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n])) as Record<
       WriteTable | "events",
@@ -129,6 +133,7 @@ async function rows(f: Fixture): Promise<
     idempotencyKeys: keys.results,
     incidentRows: incidentRows.results,
     holdRows: holdRows.results,
+    planRows: planRows.results,
   };
 }
 
@@ -138,6 +143,7 @@ const CREATED: Record<WriteTable, EventType | undefined> = {
   contacts: "contact.created",
   incidents: "incident.created",
   holds: undefined,
+  plans: "plan.created",
 };
 
 /** The event a write or change records: none for a hold or its release. */
@@ -148,37 +154,67 @@ const eventTypeOf = (op: Operation): EventType | undefined =>
       ? "incident.rescheduled"
       : op.changes === "close"
         ? "incident.completed"
-        : op.writes === undefined
-          ? undefined
-          : CREATED[op.writes];
+        : op.changes === "cancel-plan"
+          ? "plan.cancelled"
+          : op.writes === undefined
+            ? undefined
+            : CREATED[op.writes];
 
-/** The org's one event: of the operation's type, carrying the resource as `body` answered it (an incident without `remaining`). */
+/** The events one change of the operation records (create-plan: its first visit's, then its plan's). */
+const eventsPer = (op: Operation) => (eventTypeOf(op) ? (op.events ?? 1) : 0);
+
+/** The org's one event: of the operation's type, carrying the resource as `body` answered it (an incident without `remaining`); create-plan's two. */
 async function expectOneEvent(op: Operation, f: Fixture, body: Record<string, unknown>) {
-  const stored = await env.DB.prepare("SELECT type, body FROM events WHERE org_id = ?")
+  const stored = await env.DB.prepare("SELECT type, body FROM events WHERE org_id = ? ORDER BY seq")
     .bind(f.tenant.orgId)
     .all<{ type: string; body: string }>();
+  const withoutRemaining = (view: Record<string, unknown>) => {
+    const { remaining: _, ...appointment } = (view.appointment ?? {}) as Record<string, unknown>;
+    return view.appointment === undefined ? view : { ...view, appointment };
+  };
+  if (op.writes === "plans") {
+    expect(stored.results.map((row) => row.type)).toEqual(["incident.created", "plan.created"]);
+    const [visit, plan] = stored.results.map((row) => JSON.parse(row.body).data);
+    expect(visit).toEqual(withoutRemaining(body.incident as Record<string, unknown>));
+    expect(plan).toEqual(body.plan);
+    return;
+  }
   expect(stored.results.map((row) => row.type)).toEqual([eventTypeOf(op)]);
-  const event = JSON.parse(stored.results[0]!.body);
-  const { remaining: _, ...appointment } = (body.appointment ?? {}) as Record<string, unknown>;
-  expect(event.data).toEqual(body.appointment === undefined ? body : { ...body, appointment });
+  expect(JSON.parse(stored.results[0]!.body).data).toEqual(withoutRemaining(body));
 }
+
+/** The id of the row the operation wrote, as its answer gives it. */
+const writtenIdOf = (op: Operation, body: Record<string, unknown>) =>
+  op.writtenId === "plan" ? (body.plan as { id: string }).id : body[op.writtenId ?? "id"];
 
 /** After the retry: exactly the one row the operation writes, and for an incident, its booking and account link; for a hold, its place and expiry; a change applied once, wholly; and its one event (none for a hold or a release). */
 async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, unknown>) {
-  const { idempotencyKeys: _keys, incidentRows, holdRows, ...counts } = await rows(f);
+  const { idempotencyKeys: _keys, incidentRows, holdRows, planRows, ...counts } = await rows(f);
   expect(counts).toEqual({
     leads: 0,
     contacts: 0,
-    incidents: op.incident ? 1 : 0,
+    incidents: op.incident || op.alsoWrites?.includes("incidents") ? 1 : 0,
     holds: op.hold ? 1 : 0,
+    plans: op.plan ? 1 : 0,
     ...(op.writes ? { [op.writes]: 1 } : {}),
-    events: eventTypeOf(op) ? 1 : 0,
+    events: eventsPer(op),
   });
   if (eventTypeOf(op)) await expectOneEvent(op, f, body);
   if (op.changes === "release") expectReleased(f, holdRows[0]!, body);
+  else if (op.changes === "cancel-plan") expectPlanCancelled(f, planRows[0]!, body);
   else if (op.changes) expectChanged(op, f, incidentRows[0]!, body);
   else if (op.incident) expect(incidentRows[0]).toMatchObject({ status: "scheduled", starts_at: Date.parse(SLOT) });
-  if (op.writes === "incidents") {
+  if (op.writes === "plans") {
+    // The plan and its first visit, at SLOT, together.
+    const plan = await env.DB.prepare("SELECT id, status, visits_made, account_id FROM plans WHERE org_id = ?")
+      .bind(f.tenant.orgId)
+      .first();
+    expect(plan).toEqual({ id: writtenIdOf(op, body), status: "active", visits_made: 1, account_id: f.accountId });
+    const visit = await env.DB.prepare("SELECT plan_id, starts_at FROM incidents WHERE org_id = ?")
+      .bind(f.tenant.orgId)
+      .first();
+    expect(visit).toEqual({ plan_id: writtenIdOf(op, body), starts_at: Date.parse(SLOT) });
+  } else if (op.writes === "incidents") {
     const incident = await env.DB.prepare("SELECT id, starts_at, ends_at, account_id FROM incidents WHERE org_id = ?")
       .bind(f.tenant.orgId)
       .first();
@@ -207,9 +243,32 @@ async function expectStoredOnce(op: Operation, f: Fixture, body: Record<string, 
     expect(body).toMatchObject({ slot: { start: SLOT, remaining: 0 }, technicianId: null });
   } else if (op.writes) {
     const row = await env.DB.prepare(`SELECT id FROM ${op.writes} WHERE org_id = ?`).bind(f.tenant.orgId).first();
-    expect(row).toEqual({ id: body[op.writtenId ?? "id"] });
+    expect(row).toEqual({ id: writtenIdOf(op, body) });
   }
 }
+
+/** The fixture's plan after its cancel: all of it (status, reason, times), as the 200 answered it. */
+function expectPlanCancelled(f: Fixture, row: Record<string, unknown>, body: Record<string, unknown>) {
+  expect(row).toMatchObject({
+    id: f.planId,
+    status: "cancelled",
+    cancel_reason: "Moved away",
+    cancelled_at: row.updated_at,
+    next_due_date: null,
+    decide_at: null,
+  });
+  expect(row.updated_at as number).toBeGreaterThan(row.created_at as number);
+  expect(body).toMatchObject(viewOfPlanCancel(f, row));
+}
+
+/** The plan row's cancel as its answer shows it. */
+const viewOfPlanCancel = (f: Fixture, row: Record<string, unknown>) => ({
+  id: f.planId,
+  status: "cancelled",
+  cancelReason: "Moved away",
+  nextDueDate: null,
+  updatedAt: new Date(row.updated_at as number).toISOString(),
+});
 
 /** The fixture's hold after its release, as the 200 answered it. */
 function expectReleased(f: Fixture, row: Record<string, unknown>, body: Record<string, unknown>) {
@@ -237,7 +296,11 @@ function expectChanged(op: Operation, f: Fixture, row: Record<string, unknown>, 
       outcome_note: "Treated the garage",
       cancelled_at: null,
     });
-    expect(body).toMatchObject({ status: "completed", outcomeNote: "Treated the garage", closedAt: body.updatedAt });
+    expect(body).toMatchObject({
+      status: "completed",
+      outcomeNote: "Treated the garage",
+      closedAt: new Date(row.closed_at as number).toISOString(),
+    });
   } else if (op.changes === "cancel") {
     expect(row).toMatchObject({
       id: f.incidentId,
@@ -291,7 +354,7 @@ const AUTH = /\bapi_keys\b/;
 const CLAIM = /^\s*INSERT INTO "?idempotency_keys"?/i;
 /** The record of a write's answer under its key, in the write's own batch. */
 const RECORD = /^\s*update "?idempotency_keys"?/i;
-const OPERATION = /\b(leads|contacts|accounts|incidents|events|holds)\b/;
+const OPERATION = /\b(leads|contacts|accounts|incidents|events|holds|plans)\b/;
 const isOperation = (sql: string) => OPERATION.test(sql) && !AUTH.test(sql) && !/idempotency_keys/.test(sql);
 const firstOperation = (): TripMatcher => {
   let seen = false;
@@ -302,8 +365,8 @@ const firstOperation = (): TripMatcher => {
   };
 };
 
-/** A change's UPDATE: of the incident (cancel, reschedule) or of the hold (release). */
-const CHANGE = /^\s*update "?(incidents|holds)"?/i;
+/** A change's UPDATE: of the incident (cancel, reschedule, close), of the hold (release) or of the plan (cancel-plan). */
+const CHANGE = /^\s*update "?(incidents|holds|plans)"?/i;
 /** Where only a change meets D1: its one batch (the claim of a key, the UPDATE, the read of the row in its state, the record of the answer). */
 const CHANGE_POSITIONS: Position[] = [
   { name: "the change's batch", fail: () => firstMatching(CHANGE), hits: CHANGE, idempotent: false },
@@ -509,8 +572,11 @@ describe("a change committed whose answer was lost: 503, the row wholly changed,
       const view =
         c.op.changes === "release"
           ? { holdId: f.holdId, released: true }
-          : viewOfChange(c.op, f, lost.incidentRows[0]!);
+          : c.op.changes === "cancel-plan"
+            ? viewOfPlanCancel(f, lost.planRows[0]!)
+            : viewOfChange(c.op, f, lost.incidentRows[0]!);
       if (c.op.changes === "release") expectReleasedRow(f, lost.holdRows[0]!);
+      else if (c.op.changes === "cancel-plan") expectPlanCancelled(f, lost.planRows[0]!, view);
       else expectChanged(c.op, f, lost.incidentRows[0]!, view);
       // The key holds the answer of the change that happened, recorded in its batch, or nothing.
       expect(lost.idempotencyKeys).toEqual(key === undefined ? [] : [{ key, status: 200 }]);
@@ -672,7 +738,7 @@ describe("the last-use hint of a key is written off the response path", () => {
 });
 
 const EVENT_INSERT = /^\s*insert into "?events"?/i;
-const WRITE = /^\s*(insert into "?(leads|contacts|incidents)"?|update "?incidents"?)/i;
+const WRITE = /^\s*(insert into "?(leads|contacts|incidents)"?|update "?(incidents|plans)"?)/i;
 
 describe("the outbox: a fault at any round trip of a change leaves the change and its event both in D1 or neither", () => {
   // A healthy run of the request lists its round trips; then, each on a fresh
@@ -690,7 +756,16 @@ describe("the outbox: a fault at any round trip of a change leaves the change an
 
   it("covers every change that records an event", () => {
     expect(OUTBOX.map((op) => eventTypeOf(op)).sort()).toEqual(
-      ["contact.created", "incident.cancelled", "incident.created", "incident.rescheduled", "lead.created"].sort(),
+      [
+        "contact.created",
+        "incident.cancelled",
+        "incident.created",
+        "incident.rescheduled",
+        "incident.completed",
+        "lead.created",
+        "plan.created",
+        "plan.cancelled",
+      ].sort(),
     );
   });
 
@@ -733,12 +808,19 @@ describe("the outbox: a fault at any round trip of a change leaves the change an
         const res = await send(faulty.db, c.transport, c.op, f, key);
         const first = outcome(res, c.transport);
         const after = await rows(f);
-        const changed = c.op.changes
-          ? JSON.stringify(after.incidentRows) !== JSON.stringify(before.incidentRows)
-          : after[c.op.writes!] !== before[c.op.writes!];
+        const changed =
+          c.op.changes === "cancel-plan"
+            ? JSON.stringify(after.planRows) !== JSON.stringify(before.planRows)
+            : c.op.changes
+              ? JSON.stringify(after.incidentRows) !== JSON.stringify(before.incidentRows)
+              : after[c.op.writes!] !== before[c.op.writes!];
         const applied = changed ? 1 : 0;
-        expect(after.events - before.events, `${position}: events beside ${applied} change(s)`).toBe(applied);
-        if (changed && c.op.changes)
+        expect(after.events - before.events, `${position}: events beside ${applied} change(s)`).toBe(
+          applied * eventsPer(c.op),
+        );
+        if (changed && c.op.changes === "cancel-plan")
+          expectPlanCancelled(f, after.planRows[0]!, viewOfPlanCancel(f, after.planRows[0]!));
+        else if (changed && c.op.changes)
           expectChanged(c.op, f, after.incidentRows[0]!, viewOfChange(c.op, f, after.incidentRows[0]!));
         if (faulty.failed().length === 0) {
           // The poison met a statement that changed nothing: no fault, the request went through.

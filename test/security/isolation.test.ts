@@ -14,9 +14,11 @@
 // its random tag) appears in any answer, while its rows stay exactly as they were.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { plans } from "../../drizzle/schema";
 import { CliError } from "../../src/cli/errors";
 import { type Flags, WEBHOOK_COMMANDS } from "../../src/cli/webhooks";
 import type { Bindings } from "../../src/env";
+import { newId } from "../../src/lib/ids";
 import { normalizePhone } from "../../src/lib/phones";
 import { deliverBatch } from "../../src/webhooks/deliver";
 import type { DeliveryMessage } from "../../src/webhooks/queue";
@@ -41,6 +43,8 @@ interface Profile {
   incidents: { id: string; dateTime: string }[];
   /** Its live holds (15 minutes) at slots nobody books: one probed over HTTP, one over MCP. */
   holds: { id: string; dateTime: string }[];
+  /** Its plan, its phone the org's own (inserted as create-plan stores one, its next visit far off). */
+  plans: { id: string }[];
   incidentCursors: { plain: string; scheduled: string };
   /** The ids of the events its seeding recorded, and cursors of their list. */
   events: string[];
@@ -144,6 +148,24 @@ async function seed(label: string, slots: [string, string], holdSlots: [string, 
     expect(held.slot).toMatchObject({ start: dateTime, remaining: 0 });
     holds.push({ id: held.holdId as string, dateTime });
   }
+  const plan = {
+    id: newId("plan"),
+    orgId: tenant.orgId,
+    everyCount: 1,
+    everyUnit: "month" as const,
+    clientName: accounts[0]!.name,
+    insectName: `Insect${tag}`,
+    phone: phone.e164,
+    accountId: accounts[0]!.id,
+    localTime: "10:00",
+    firstVisitDate: "2026-01-01",
+    visitsMade: 1,
+    nextDueDate: "2999-01-01",
+    decideAt: Date.parse("2998-12-18T00:00:00Z"),
+    createdAt: Date.now(),
+    updatedAt: Date.now(),
+  };
+  await db().insert(plans).values(plan);
   const cursors = {
     plain: (await as(tenant, "/api/v1/contacts?limit=1")).nextCursor as string,
     account: (await as(tenant, `/api/v1/contacts?limit=1&accountId=${accounts[0]!.id}`)).nextCursor as string,
@@ -183,6 +205,7 @@ async function seed(label: string, slots: [string, string], holdSlots: [string, 
     ...contacts.map((c) => c.id),
     ...incidents.map((i) => i.id),
     ...holds.map((h) => h.id),
+    plan.id,
     ...contactBodies.flatMap((body) => Object.values(body).filter((v) => v.includes(tag) || v.includes(digits))),
   ];
   return {
@@ -195,6 +218,7 @@ async function seed(label: string, slots: [string, string], holdSlots: [string, 
     cursors,
     incidents: incidents.map(({ id, dateTime }) => ({ id, dateTime })),
     holds,
+    plans: [{ id: plan.id }],
     incidentCursors,
     events,
     eventCursors,
@@ -320,7 +344,7 @@ const expectHoldNotFound = (res: ReadResponse) => {
   expect(res.body.errors).toEqual([{ path: "holdId", code: "not_found", message: expect.any(String) }]);
 };
 
-const emptyCaller = (phone: string) => ({ phone, contacts: [], accounts: [], upcomingIncidents: [] });
+const emptyCaller = (phone: string) => ({ phone, contacts: [], accounts: [], upcomingIncidents: [], plans: [] });
 
 /**
  * The board of a day (crew mode: one row) holds the caller's visits and live
@@ -876,6 +900,88 @@ const PROBES: Record<string, Case[]> = {
       changes: (v) => v.incidents[0]!.id,
     },
   ],
+  create_plan: [
+    {
+      name: "create-plan {the other org's serviceId} → 422 not_found on serviceId, nothing stored",
+      send: (c, v) => ({
+        path: "/api/v1/ai-agent/create-plan",
+        body: {
+          dateTime: c.slots[0],
+          clientName: "X",
+          insectName: "Y",
+          serviceId: v.service,
+          every: { count: 1, unit: "month" },
+        },
+      }),
+      expect: (res) => {
+        expectProblem(res, 422, "validation_failed");
+        expect(res.body.errors).toEqual([expect.objectContaining({ path: "serviceId", code: "not_found" })]);
+      },
+    },
+    {
+      name: "MCP create_plan {the other org's hold} → 422 not_found on holdId",
+      send: (_c, v) => ({
+        tool: "create_plan",
+        args: {
+          dateTime: v.holds[0]!.dateTime,
+          clientName: "X",
+          insectName: "Y",
+          holdId: v.holds[0]!.id,
+          every: { count: 1, unit: "week" },
+        },
+      }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({
+          isError: true,
+          status: 422,
+          body: { errors: [expect.objectContaining({ path: "holdId", code: "not_found" })] },
+        }),
+      changesHold: (v) => v.holds[0]!.id,
+    },
+  ],
+  get_plan: [
+    {
+      name: "GET /plans/{the other org's plan} → 404 plan_not_found",
+      send: (_c, v) => ({ path: `/api/v1/plans/${v.plans[0]!.id}` }),
+      expect: (res) => expectProblem(res, 404, "plan_not_found"),
+    },
+    {
+      name: "MCP get_plan {the other org's plan} → isError 404 plan_not_found",
+      send: (_c, v) => ({ tool: "get_plan", args: { id: v.plans[0]!.id } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "plan_not_found" } }),
+    },
+    {
+      name: "GET /plans/{own plan} → 200 (the control)",
+      send: (c) => ({ path: `/api/v1/plans/${c.plans[0]!.id}` }),
+      expect: (res, c) => expect([res.status, res.body.id]).toEqual([200, c.plans[0]!.id]),
+    },
+  ],
+  list_plans: [
+    {
+      name: "GET /plans → only the caller's plan",
+      send: () => ({ path: "/api/v1/plans" }),
+      expect: (res, c) => expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([c.plans[0]!.id]),
+    },
+    {
+      name: "MCP list_plans {phone: the other org's phone} → empty page",
+      send: (_c, v) => ({ tool: "list_plans", args: { phone: v.phone.e164 } }),
+      expect: (res) => expect(toolAnswer(res)).toMatchObject({ isError: false, body: { data: [], hasMore: false } }),
+    },
+  ],
+  cancel_plan: [
+    {
+      name: "POST /plans/{the other org's plan}/cancel → 404 plan_not_found, nothing changed",
+      send: (_c, v) => ({ path: `/api/v1/plans/${v.plans[0]!.id}/cancel`, body: { reason: "Intruder" } }),
+      expect: (res) => expectProblem(res, 404, "plan_not_found"),
+    },
+    {
+      name: "MCP cancel_plan {the other org's plan} → isError 404, nothing changed",
+      send: (_c, v) => ({ tool: "cancel_plan", args: { id: v.plans[0]!.id } }),
+      expect: (res) =>
+        expect(toolAnswer(res)).toMatchObject({ isError: true, status: 404, body: { code: "plan_not_found" } }),
+    },
+  ],
   close_incident: [
     {
       name: "POST /incidents/{the other org's incident}/close → 404 incident_not_found, its row unchanged",
@@ -962,6 +1068,7 @@ const aimedAt = (caller: Profile, victim: Profile): Fixture => ({
   accountId: victim.accounts[0]!.id,
   incidentId: victim.incidents[0]!.id,
   holdId: victim.holds[0]!.id,
+  planId: victim.plans[0]!.id,
 });
 
 /**
@@ -1029,7 +1136,7 @@ const DIRECTIONS = [
 ] as const;
 const MATRIX_SIZE = DIRECTIONS.length * (CASES.length + SWAPPED.length);
 
-const TABLES = ["accounts", "contacts", "leads", "incidents", "holds", "idempotency_keys", "events"];
+const TABLES = ["accounts", "contacts", "leads", "incidents", "holds", "plans", "idempotency_keys", "events"];
 
 /** Every stored byte of the org (api_keys without last_used_at, a hint the org's own requests move). */
 async function snapshot(orgId: string) {

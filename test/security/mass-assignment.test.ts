@@ -69,6 +69,21 @@ const ALLOWED: Record<string, string[]> = {
   cancel_incident: ["reason"],
   reschedule_incident: ["dateTime"],
   close_incident: ["outcome", "note"],
+  create_plan: [
+    "dateTime",
+    "clientName",
+    "insectName",
+    "phone",
+    "notes",
+    "serviceId",
+    "postalCode",
+    "holdId",
+    "every",
+    "visits",
+  ],
+  get_plan: [],
+  list_plans: [...PAGE, "status", "phone", "accountId"],
+  cancel_plan: ["reason", "cancelVisits"],
   list_events: [...PAGE, "type"],
   list_services: [],
   get_call_context: [],
@@ -88,6 +103,8 @@ const TABLES = [
   schema.leads,
   schema.incidents,
   schema.holds,
+  schema.plans,
+  schema.planVisits,
   schema.idempotencyKeys,
   schema.events,
   schema.webhookEndpoints,
@@ -155,7 +172,18 @@ const withField = (body: object, field: string, value: unknown) => {
   return out;
 };
 
-const COUNT_TABLES = ["api_keys", "accounts", "contacts", "leads", "incidents", "holds", "idempotency_keys", "events"];
+const COUNT_TABLES = [
+  "api_keys",
+  "accounts",
+  "contacts",
+  "leads",
+  "incidents",
+  "holds",
+  "plans",
+  "plan_visits",
+  "idempotency_keys",
+  "events",
+];
 // Besides the counts, every incident and hold of both orgs as stored: a cancel, reschedule or release changes rows, not counts.
 const INCIDENTS = (n: number) =>
   `(SELECT group_concat(row, ';') FROM (SELECT id || '|' || status || '|' || starts_at || '|' || ends_at || '|' || updated_at || '|' || coalesce(cancelled_at, '') || '|' || coalesce(cancel_reason, '') || '|' || coalesce(phone, '') || '|' || coalesce(account_id, '') AS row FROM incidents WHERE org_id = ?${n} ORDER BY id))`;
@@ -175,6 +203,8 @@ async function expectNoInjectedRow() {
     "leads",
     "incidents",
     "holds",
+    "plans",
+    "plan_visits",
     "idempotency_keys",
     "events",
   ]) {

@@ -8,7 +8,7 @@
 // operation live in a table of that suite keyed by tool name, which it checks
 // against this catalogue's tools.
 import { eq } from "drizzle-orm";
-import { apiKeys, holds, incidents } from "../../drizzle/schema";
+import { apiKeys, holds, incidents, plans } from "../../drizzle/schema";
 import { newId } from "../../src/lib/ids";
 import { addService } from "./catalogue";
 import type { ReadResponse } from "./http";
@@ -23,15 +23,16 @@ export const SLOT = slotAt(2, 15);
 export const NEW_SLOT = slotAt(2, 17);
 export const PHONE = "+19175550134";
 export const ACCOUNT_NAME = "Fault Tolerant Ltd";
-export const WRITE_TABLES = ["leads", "contacts", "incidents", "holds"] as const;
+export const WRITE_TABLES = ["leads", "contacts", "incidents", "holds", "plans"] as const;
 export type WriteTable = (typeof WRITE_TABLES)[number];
 
-/** A fresh org (so a cold key), its schedule, one account, for the incident operations one incident at SLOT, and for the hold operations one live hold at SLOT. */
+/** A fresh org (so a cold key), its schedule, one account, for the incident operations one incident at SLOT, for the hold operations one live hold at SLOT, and for the plan operations one plan (the caller's, by PHONE). */
 export interface Fixture {
   tenant: Tenant;
   accountId: string;
   incidentId: string;
   holdId: string;
+  planId: string;
 }
 
 /** Where the fixture's incident starts when the operation needs a started one (close): half an hour before now. */
@@ -88,7 +89,31 @@ export async function fixture(op: Operation): Promise<Fixture> {
       });
   if (op.services)
     await addService(tenant, { name: "Termite treatment", durationMinutes: 180, keywords: ["termites"] });
-  return { tenant, accountId: id, incidentId, holdId };
+  // Inserted as create-plan stores one after its first visit (not booked here), its next visit months away: no cron decides it.
+  const planId = newId("plan", now);
+  if (op.plan)
+    await db()
+      .insert(plans)
+      .values({
+        id: planId,
+        orgId: tenant.orgId,
+        status: "active",
+        everyCount: 3,
+        everyUnit: "month",
+        visits: null,
+        clientName: ACCOUNT_NAME,
+        insectName: "Termites",
+        phone: PHONE,
+        accountId: id,
+        localTime: SLOT.slice(11, 16),
+        firstVisitDate: SLOT.slice(0, 10),
+        visitsMade: 1,
+        nextDueDate: "2999-01-01",
+        decideAt: Date.parse("2998-12-18T00:00:00Z"),
+        createdAt: now,
+        updatedAt: now,
+      });
+  return { tenant, accountId: id, incidentId, holdId, planId };
 }
 
 export interface Operation {
@@ -100,17 +125,23 @@ export interface Operation {
   args: (f: Fixture) => Record<string, unknown>;
   writes?: WriteTable;
   /** The member of its 200 answer that holds the id of the row it writes (default `id`). */
-  writtenId?: "holdId";
+  writtenId?: "holdId" | "plan";
   /** A write that records no event (holds are not events: docs/api.md, "Holding a slot"). */
   noEvent?: boolean;
   /** Works on the fixture's incident (which must then exist). */
   incident?: boolean;
   /** Works on the fixture's hold (which must then exist, live). */
   hold?: boolean;
-  /** Changes the fixture's incident (cancel, reschedule, close) or its hold (release). */
-  changes?: "cancel" | "reschedule" | "close" | "release";
+  /** Changes the fixture's incident (cancel, reschedule, close), its hold (release) or its plan (cancel-plan). */
+  changes?: "cancel" | "reschedule" | "close" | "release" | "cancel-plan";
   /** The fixture's incident has started (half an hour ago, STARTED_AT), as closing needs. */
   started?: boolean;
+  /** Works on the fixture's plan (which must then exist). */
+  plan?: boolean;
+  /** Besides its own row, the tables it writes a row of (create-plan: its first visit's incident). */
+  alsoWrites?: WriteTable[];
+  /** The events it records (default 1 for a write, 0 for a read or a noEvent write). */
+  events?: number;
   /** Reads the org's services (the fixture then has one). */
   services?: boolean;
   /** Answered from what authentication read with the key: no round trip of its own. */
@@ -268,6 +299,49 @@ export const OPERATIONS: Operation[] = [
     changes: "close",
   },
   {
+    name: "create plan",
+    tool: "create_plan",
+    method: "POST",
+    path: () => "/api/v1/ai-agent/create-plan",
+    args: () => ({
+      dateTime: SLOT,
+      clientName: ACCOUNT_NAME,
+      insectName: "Termites",
+      phone: PHONE,
+      notes: "Gate 4",
+      every: { count: 1, unit: "month" },
+    }),
+    writes: "plans",
+    writtenId: "plan",
+    alsoWrites: ["incidents"],
+    events: 2,
+  },
+  {
+    name: "get plan",
+    tool: "get_plan",
+    method: "GET",
+    path: (f) => `/api/v1/plans/${f.planId}`,
+    args: (f) => ({ id: f.planId }),
+    plan: true,
+  },
+  {
+    name: "list plans",
+    tool: "list_plans",
+    method: "GET",
+    path: () => `/api/v1/plans?limit=10&phone=${encodeURIComponent(PHONE)}`,
+    args: () => ({ limit: 10, phone: PHONE }),
+    plan: true,
+  },
+  {
+    name: "cancel plan",
+    tool: "cancel_plan",
+    method: "POST",
+    path: (f) => `/api/v1/plans/${f.planId}/cancel`,
+    args: () => ({ reason: "Moved away" }),
+    plan: true,
+    changes: "cancel-plan",
+  },
+  {
     name: "get board",
     tool: "get_board",
     method: "GET",
@@ -291,6 +365,7 @@ const TEMPLATE: Fixture = {
   accountId: "{id}",
   incidentId: "{id}",
   holdId: "{holdId}",
+  planId: "{id}",
 };
 
 /** The operation's path as src/routes declares it (`/api/v1/incidents/{id}/cancel`), without the sample's query. */
@@ -302,9 +377,10 @@ export const httpRequest = (op: Operation, f: Fixture): { path: string; body?: R
   body: op.method === "POST" ? op.args(f) : undefined,
 });
 
-/** The sample as the arguments of the operation's tool: a tool on one incident takes its id (the HTTP path holds it). */
+/** The sample as the arguments of the operation's tool: a tool on one incident or plan takes its id (the HTTP path holds it). */
 export const toolArguments = (op: Operation, f: Fixture): Record<string, unknown> => ({
   ...(op.incident && op.path(f).includes(f.incidentId) ? { id: f.incidentId } : {}),
+  ...(op.plan && op.path(f).includes(f.planId) ? { id: f.planId } : {}),
   ...op.args(f),
 });
 

@@ -69,7 +69,7 @@ describe("find-caller: an unknown caller", () => {
     const t = await newTenant();
     for (const spelling of [PHONE, ...SPELLINGS]) {
       const body = expectCaller(await find(t, spelling));
-      expect(body).toEqual({ phone: PHONE, contacts: [], accounts: [], upcomingIncidents: [] });
+      expect(body).toEqual({ phone: PHONE, contacts: [], accounts: [], upcomingIncidents: [], plans: [] });
     }
     // A number of another country, written with "+".
     expect(expectCaller(await find(t, "+44 7911 123456")).phone).toBe("+447911123456");
@@ -232,6 +232,7 @@ describe("find-caller: tenancy", () => {
       contacts: [],
       accounts: [],
       upcomingIncidents: [],
+      plans: [],
     });
     // With a record of its own, only that one shows.
     const myContact = await addContact(mine, { firstName: "M", businessPhone: "(917) 555-0134" });
@@ -313,6 +314,7 @@ describe("find-caller: the org's country", () => {
       contacts: [],
       accounts: [],
       upcomingIncidents: [],
+      plans: [],
     });
   });
 
@@ -341,8 +343,8 @@ describe("find-caller: cost", () => {
     const res = await call(t, FIND, { body: { phone: "(917) 555-0134" }, bindings: { DB: warm.db } });
     expect(expectCaller(res)).toEqual(first);
     expect(warm.trips.length, JSON.stringify(warm.trips)).toBe(1);
-    // The one round trip is the batch of the three reads.
-    expect(warm.trips[0]!.statements).toHaveLength(3);
+    // The one round trip is the batch of the four reads (contacts, accounts, visits, plans).
+    expect(warm.trips[0]!.statements).toHaveLength(4);
     expect(first.contacts).toHaveLength(1);
     expect(first.accounts).toHaveLength(1);
     expect(first.upcomingIncidents).toHaveLength(1);

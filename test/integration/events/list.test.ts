@@ -7,18 +7,19 @@ import { env } from "cloudflare:test";
 import { asc, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
-import { EVENT_TYPES, type EventType, events } from "../../../drizzle/schema";
+import { EVENT_TYPES, type EventType, events, services } from "../../../drizzle/schema";
 import { COMMANDS } from "../../../src/cli/commands";
 import { event, eventPage } from "../../../src/schemas/events";
-import { addTechnician } from "../../support/catalogue";
+import { addService, addTechnician } from "../../support/catalogue";
 import type { ReadResponse } from "../../support/http";
 import { bookIncident } from "../../support/incidents";
 import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";
 import { strict } from "../../support/strict";
 import { db, openTenant, type Tenant } from "../../support/tenants";
-import { HOUR, slotIn } from "../../support/time";
+import { DAY, HOUR, slotIn } from "../../support/time";
 import { insertIncident } from "../incidents/helpers";
+import { runCron } from "../plans/helpers";
 
 const EVENTS = "/api/v1/events";
 const INCIDENTS = "/api/v1/incidents";
@@ -57,13 +58,16 @@ const lead = async (t: Tenant, firstName = "Lee") => {
 
 /**
  * One event of every type: lead, contact, two bookings, a cancel, a reschedule,
- * an operator's reassignment of the rescheduled visit, and two started visits
- * closed, completed and no_show (9 events). The org has two technicians from
- * the start (the catalogue is read with the key).
+ * an operator's reassignment of the rescheduled visit, two started visits
+ * closed, completed and no_show, and a plan (its first visit booked with it),
+ * whose next visit finds its service gone (unplaced) before it is cancelled
+ * (14 events). The org has two technicians and a service from the start (the
+ * catalogue is read with the key).
  */
 async function oneOfEach(t: Tenant) {
   await addTechnician(t, { name: "First" });
   await addTechnician(t, { name: "Second" });
+  const service = await addService(t, { name: "Quarterly", durationMinutes: 60 });
   await lead(t);
   expect((await call(t, "/api/v1/contacts", { body: { firstName: "Cal" } })).status).toBe(200);
   const a = await bookIncident(t);
@@ -82,6 +86,20 @@ async function oneOfEach(t: Tenant) {
     const started = await insertIncident(t, { startsAt, endsAt: startsAt + HOUR, occupiedUntil: startsAt + HOUR });
     expect((await call(t, `${INCIDENTS}/${started.id}/close`, { body: { outcome } })).status).toBe(200);
   }
+  const created = await call(t, "/api/v1/ai-agent/create-plan", {
+    body: {
+      dateTime: slotIn(300),
+      clientName: "Pat",
+      insectName: "ants",
+      serviceId: service.id,
+      every: { count: 3, unit: "week" },
+    },
+  });
+  expect(created.status, created.text).toBe(200);
+  await db().update(services).set({ active: false }).where(eq(services.id, service.id));
+  // Its second visit (due in 33 days) comes within the look-ahead 20 days on: its service is gone, nothing is booked.
+  await runCron(Date.now() + 20 * DAY);
+  expect((await call(t, `/api/v1/plans/${created.body.plan.id}/cancel`, { body: {} })).status).toBe(200);
 }
 
 /** Each option of the Event union made strict: an undocumented field fails. */
@@ -129,6 +147,11 @@ describe("GET /api/v1/events", () => {
       "incident.reassigned",
       "incident.completed",
       "incident.no_show",
+      "incident.created",
+      "plan.created",
+      "plan.visit_unplaced",
+      "plan.cancelled",
+      "incident.cancelled",
     ]);
     expect(data).toEqual(await stored(mixed));
     expect(hasMore).toBe(false);

@@ -41,6 +41,10 @@ const AGENT_TOOLS = [
   "list_incidents",
   "cancel_incident",
   "reschedule_incident",
+  "create_plan",
+  "get_plan",
+  "list_plans",
+  "cancel_plan",
 ];
 // What a read key may call of them: those that change nothing.
 const READ_TOOLS = [
@@ -51,6 +55,8 @@ const READ_TOOLS = [
   "list_services",
   "get_incident",
   "list_incidents",
+  "get_plan",
+  "list_plans",
 ];
 
 // Compile-time: each platform's definitions are of its SDK's request type.

@@ -60,7 +60,7 @@ describe("GET /api/v1/integrations/{platform}/tools", () => {
     for (const platform of ["vapi", "retell", "elevenlabs", "openai"]) {
       const res = await call(t, TOOLS(platform));
       expect(res.status, res.text).toBe(200);
-      expect(res.body).toHaveLength(13);
+      expect(res.body).toHaveLength(17);
       if (platform !== "openai") {
         expect(res.text).toContain(`"X-ORG-ID":"${t.orgId}"`);
         expect(res.text).toContain("{{FIELD_SERVICE_API_KEY}}");

@@ -26,26 +26,30 @@ describe("MCP server at /mcp", () => {
     await expect(connect(null)).rejects.toThrow(/401/);
   });
 
-  it("lists the nineteen tools with the operations' input schemas", async () => {
+  it("lists the twenty-three tools with the operations' input schemas", { timeout: 20_000 }, async () => {
     const client = await connect(a);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       "cancel_incident",
+      "cancel_plan",
       "check_booking_availability",
       "close_incident",
       "create_contact",
       "create_incident",
       "create_lead",
+      "create_plan",
       "find_available_appointments",
       "find_caller",
       "get_account",
       "get_board",
       "get_call_context",
       "get_incident",
+      "get_plan",
       "hold_slot",
       "list_contacts",
       "list_events",
       "list_incidents",
+      "list_plans",
       "list_services",
       "release_hold",
       "reschedule_incident",

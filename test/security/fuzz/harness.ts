@@ -5,7 +5,12 @@
 import { env } from "cloudflare:test";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { type EventType, holds as holdTable, incidents as incidentTable } from "../../../drizzle/schema";
+import {
+  type EventType,
+  holds as holdTable,
+  incidents as incidentTable,
+  plans as planTable,
+} from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
 import { addService } from "../../support/catalogue";
 import type { ReadResponse } from "../../support/http";
@@ -112,6 +117,8 @@ export interface Fixture {
   incidents: Map<string, IncidentView>;
   /** Every hold of the org, by id, in the order they were made (holds are not events). */
   holds: Map<string, HoldRecord>;
+  /** Every plan of the org as the API shows it now, by id, in the order they were made. */
+  plans: Map<string, PlanView>;
   /**
    * The events of the org's seeding and fresh bookings, in commit order (the
    * requests run one at a time). The fuzzed requests' own are not tracked: the
@@ -149,11 +156,26 @@ export interface Fixture {
   context: { organization: { id: string; name: string }; timeZone: string; services: object[] };
 }
 
+/** A plan as the API shows it (docs/api.md, "Plans"). */
+export interface PlanView {
+  id: string;
+  status: "active" | "completed" | "cancelled";
+  phone: string | null;
+  accountId: string | null;
+  nextDueDate: string | null;
+  createdAt: string;
+  updatedAt: string;
+  cancelledAt: string | null;
+  cancelReason: string | null;
+  [member: string]: unknown;
+}
+
 export interface Counts {
   leads: number;
   contacts: number;
   incidents: number;
   holds: number;
+  plans: number;
   accounts: number;
   keys: number;
 }
@@ -166,6 +188,7 @@ export interface Foreign {
   contactId: string;
   cursor: string;
   incidentIds: string[];
+  planIds: string[];
   incidentCursor: string;
   eventCursor: string;
   phones: string[];
@@ -201,6 +224,12 @@ export function recordContact(fx: Fixture, body: Record<string, unknown>) {
 }
 
 /** Records an incident the API answered (create-incident's `remaining` left out). */
+export function recordPlan(fx: Fixture, body: Record<string, unknown>) {
+  const view = body as PlanView;
+  fx.plans.set(view.id, view);
+  return view;
+}
+
 export function recordIncident(fx: Fixture, body: Record<string, unknown>) {
   const { remaining: _, ...appointment } = body.appointment as IncidentView["appointment"] & { remaining?: number };
   const view = { ...body, appointment } as unknown as IncidentView;
@@ -310,6 +339,62 @@ async function insertLapsed(fx: Fixture, hours: number) {
   fx.holds.set(row.id, { start, end: start + HOUR, expiresAt: row.expiresAt });
 }
 
+/** Inserts a plan as create-plan stores one after its first visit (not booked here), its next visit far off; or cancelled. */
+async function insertPlan(
+  fx: Fixture,
+  { phone, accountId, cancelled = false }: { phone: string | null; accountId: string | null; cancelled?: boolean },
+) {
+  const now = Date.now();
+  const row = {
+    id: newId("plan", now),
+    orgId: fx.tenant.orgId,
+    status: cancelled ? ("cancelled" as const) : ("active" as const),
+    everyCount: 3,
+    everyUnit: "month" as const,
+    visits: null,
+    serviceId: null,
+    postalCode: null,
+    clientName: "Seed plan",
+    insectName: "Seed ants",
+    phone,
+    accountId,
+    notes: null,
+    technicianId: null,
+    localTime: "10:00",
+    firstVisitDate: "2026-01-05",
+    visitsMade: 1,
+    nextDueDate: cancelled ? null : "2999-01-05",
+    decideAt: cancelled ? null : Date.parse("2998-12-22T00:00:00Z"),
+    createdAt: now,
+    updatedAt: now,
+    cancelledAt: cancelled ? now : null,
+    cancelReason: cancelled ? "Seed cancel" : null,
+  };
+  await db().insert(planTable).values(row);
+  recordPlan(fx, {
+    id: row.id,
+    status: row.status,
+    every: { count: 3, unit: "month" },
+    visits: null,
+    serviceId: null,
+    postalCode: null,
+    clientName: row.clientName,
+    insectName: row.insectName,
+    phone,
+    accountId,
+    notes: null,
+    technicianId: null,
+    localTime: row.localTime,
+    firstVisitDate: row.firstVisitDate,
+    nextDueDate: row.nextDueDate,
+    visitsMade: 1,
+    createdAt: iso(now),
+    updatedAt: iso(now),
+    cancelledAt: cancelled ? iso(now) : null,
+    cancelReason: row.cancelReason,
+  });
+}
+
 /** Inserts an incident whose appointment has already started (the API cannot book one), `hours` before the current hour. */
 async function insertStarted(fx: Fixture, hoursAgo: number, phone: string) {
   const now = Date.now();
@@ -409,6 +494,7 @@ export async function newFixture(): Promise<Fixture> {
     leads: new Set(),
     incidents: new Map(),
     holds: new Map(),
+    plans: new Map(),
     phones: phones as [string, string, string],
     fullSlot: "",
     freshHour: 100,
@@ -472,6 +558,9 @@ export async function newFixture(): Promise<Fixture> {
   await seedHold(fx, 57, 1);
   await seedHold(fx, 58, 15, true);
   await insertLapsed(fx, 59);
+  await insertPlan(fx, { phone: phones[0]!, accountId: null });
+  await insertPlan(fx, { phone: null, accountId: accountId, cancelled: true });
+  await insertPlan(fx, { phone: phones[2]!, accountId: null });
 
   fx.cursors.incidents = {
     plain: await incidentCursor(fx, ""),
@@ -499,6 +588,7 @@ export async function newForeign(): Promise<Foreign> {
     contactId: [...fx.contacts.keys()][0]!,
     cursor: fx.cursors.plain,
     incidentIds: [...fx.incidents.keys()],
+    planIds: [...fx.plans.keys()],
     incidentCursor: fx.cursors.incidents.plain.token,
     eventCursor: fx.cursors.events.plain.token,
     phones: fx.phones,
@@ -724,6 +814,9 @@ function spoilHold(id: string, n: number): string {
 /** The n-th incident of the org (in booking order). */
 export const nthIncident = (fx: Fixture, n: number) => [...fx.incidents.keys()][n % fx.incidents.size]!;
 
+/** The n-th plan of the org (in the order they were made). */
+export const nthPlan = (fx: Fixture, n: number) => [...fx.plans.keys()][n % fx.plans.size]!;
+
 /**
  * The concrete value of a generated value: symbols become this fixture's ids,
  * cursors, phones and slot times. `target` is the incident a request's path
@@ -759,6 +852,10 @@ export function resolve(value: unknown, fx: Fixture, foreign: Foreign, now: numb
       throw new Error("a fresh incident is booked before the request (bookFresh), not resolved");
     case "foreignIncidentId":
       return foreign.incidentIds[value.n % foreign.incidentIds.length];
+    case "ownPlanId":
+      return nthPlan(fx, value.n);
+    case "foreignPlanId":
+      return foreign.planIds[value.n % foreign.planIds.length];
     case "heldSlot": {
       const held = target === undefined ? undefined : fx.incidents.get(target);
       return held ? held.dateTime : fx.incidents.get(nthIncident(fx, value.n))!.dateTime;
@@ -901,17 +998,18 @@ export async function callTool(fx: Fixture, tool: string, args: unknown, idempot
 }
 
 const counts = (org: string) =>
-  ["leads", "contacts", "incidents", "holds", "accounts", "idempotency_keys"].map(
+  ["leads", "contacts", "incidents", "holds", "plans", "accounts", "idempotency_keys"].map(
     (table) => `(SELECT count(*) FROM ${table} WHERE org_id = ${org})`,
   );
 const COUNTS = `SELECT ${counts("?1").join(", ")}`;
 // The org under test and the other org in one round trip.
 const BOTH_COUNTS = `SELECT ${[...counts("?1"), ...counts("?2")].join(", ")}`;
-const asCounts = ([leads, contacts, incidents, holds, accounts, keys]: number[]): Counts => ({
+const asCounts = ([leads, contacts, incidents, holds, plans, accounts, keys]: number[]): Counts => ({
   leads: leads!,
   contacts: contacts!,
   incidents: incidents!,
   holds: holds!,
+  plans: plans!,
   accounts: accounts!,
   keys: keys!,
 });
@@ -921,7 +1019,7 @@ export const countRows = async (orgId: string) =>
 
 async function countBoth(orgId: string, otherOrgId: string): Promise<[Counts, Counts]> {
   const row = (await env.DB.prepare(BOTH_COUNTS).bind(orgId, otherOrgId).raw<number[]>())[0]!;
-  return [asCounts(row.slice(0, 6)), asCounts(row.slice(6))];
+  return [asCounts(row.slice(0, 7)), asCounts(row.slice(7))];
 }
 
 const known = (fx: Fixture): Counts => ({
@@ -929,6 +1027,7 @@ const known = (fx: Fixture): Counts => ({
   contacts: fx.contacts.size,
   incidents: fx.incidents.size,
   holds: fx.holds.size,
+  plans: fx.plans.size,
   accounts: fx.accounts.length,
   keys: fx.keys.size,
 });

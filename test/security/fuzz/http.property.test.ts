@@ -21,6 +21,7 @@ import type fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OPERATIONS } from "../../../src/routes";
 import { call } from "../../support/request";
+import { BOARD_QUERY_FIELDS, boardQueryCases, boardValue, boardVerdict, expectBoard } from "./board";
 import {
   type Answer,
   answerOf,
@@ -57,6 +58,14 @@ import {
   spoil,
 } from "./operations";
 import { noQueryVerdict } from "./oracle";
+import {
+  expectPlanAnswer,
+  expectPlanPage,
+  PLAN_QUERY_FIELDS,
+  planCases,
+  planListCases,
+  planListVerdict,
+} from "./plans";
 import {
   accountCases,
   accountSegment,
@@ -186,7 +195,7 @@ const SHARES: Record<string, [number, number][]> = {
   ],
   // Two of the seeded visits have started: most closes meet one not started (409) or another org's (404).
   "POST /api/v1/incidents/{id}/close": [
-    [200, 0.01],
+    [200, 0.004],
     [404, 0.05],
     [409, 0.05],
     [422, 0.3],
@@ -206,6 +215,9 @@ const GETS = [
   "GET /api/v1/events",
   "GET /api/v1/services",
   "GET /api/v1/ai-agent/context",
+  "GET /api/v1/board",
+  "GET /api/v1/plans",
+  "GET /api/v1/plans/{id}",
 ];
 
 describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests each)`, () => {
@@ -314,6 +326,30 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
   );
 
   it(
+    `GET /api/v1/board: ${RUNS} query strings`,
+    async () => {
+      const statuses = await fuzz(boardQueryCases, async (fx, pairs) => {
+        const params = new URLSearchParams();
+        for (const [name, value] of pairs) params.append(name, String(boardValue(value, fx)));
+        const before = Date.now();
+        const res = await send(fx, `/api/v1/board?${params}`);
+        const after = Date.now();
+        expectSaneHttp(res);
+        const answer = answerOf(res);
+        const { verdict, must, may, date } = boardVerdict([...params]);
+        if (verdict === "invalid") expectValidationFailed(answer, must, may, BOARD_QUERY_FIELDS);
+        else if (verdict === "unknown" && res.status === 422) expectValidationFailed(answer, [], may);
+        else expectBoard(answer, fx, date, before, after);
+        expectNothingForeign(answer, params.toString());
+        return answer;
+      });
+      expectShare(statuses, 200, 0.3);
+      expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
     `GET /api/v1/ai-agent/context: ${RUNS} query strings`,
     async () => {
       const statuses = await fuzz(contextQueries, async (fx, query) => {
@@ -328,6 +364,46 @@ describe(`fuzzing every endpoint (seed ${FUZZ_SEED}, ${RUNS} generated requests 
       });
       expectShare(statuses, 200, 0.3);
       expectShare(statuses, 422, 0.1);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `GET /api/v1/plans: ${RUNS} query strings`,
+    async () => {
+      const statuses = await fuzz(planListCases, async (fx, pairs) => {
+        const params = new URLSearchParams();
+        for (const [name, value] of pairs) params.append(name, String(resolve(value, fx, foreign, Date.now())));
+        const res = await send(fx, `/api/v1/plans?${params}`);
+        expectSaneHttp(res);
+        const answer = answerOf(res);
+        const { verdict, must, may, filters } = planListVerdict([...params]);
+        if (verdict === "invalid") expectValidationFailed(answer, must, may, PLAN_QUERY_FIELDS);
+        else if (verdict === "unknown" && res.status === 422) expectValidationFailed(answer, [], may);
+        else expectPlanPage(answer, filters, fx);
+        expectNothingForeign(answer, withNumbers([...params.values()].join(" "), [...params.values()]));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.2);
+      expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `GET /api/v1/plans/{id}: ${RUNS} ids`,
+    async () => {
+      const statuses = await fuzz(planCases, async (fx, c) => {
+        const segment = spoil(String(resolve(c.segment, fx, foreign, Date.now())), c.variant).toWellFormed();
+        const res = await send(fx, `/api/v1/plans/${encodeURIComponent(segment)}`);
+        expectSaneHttp(res);
+        const answer = answerOf(res);
+        expectPlanAnswer(answer, segment.trim(), fx);
+        expectNothingForeign(answer, segment);
+        return answer;
+      });
+      expectShare(statuses, 200, 0.1);
+      expectShare(statuses, 404, 0.2);
     },
     TIMEOUT,
   );

@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OPERATIONS } from "../../../src/routes";
 import { mcpCall } from "../../support/mcp";
+import { BOARD_QUERY_FIELDS, boardArgCases, boardValue, boardVerdict, expectBoard } from "./board";
 import {
   type Answer,
   bookFresh,
@@ -47,6 +48,14 @@ import {
   sentKey,
   spoil,
 } from "./operations";
+import {
+  expectPlanAnswer,
+  expectPlanPage,
+  PLAN_QUERY_FIELDS,
+  planArgCases,
+  planListArgCases,
+  planListVerdict,
+} from "./plans";
 import {
   accountArgCases,
   contextArgCases,
@@ -151,7 +160,7 @@ const SHARES: Record<string, [number, number][]> = {
   ],
   // Two of the seeded visits have started: most closes meet one not started (409) or another org's (404).
   close_incident: [
-    [200, 0.01],
+    [200, 0.004],
     [404, 0.05],
     [409, 0.05],
     [422, 0.3],
@@ -171,6 +180,9 @@ const GET_TOOLS = [
   "list_events",
   "list_services",
   "get_call_context",
+  "get_board",
+  "get_plan",
+  "list_plans",
 ];
 
 describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each)`, () => {
@@ -338,6 +350,89 @@ describe(`fuzzing the MCP tools (seed ${FUZZ_SEED}, ${RUNS} generated calls each
   );
 
   it(
+    `list_plans: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(planListArgCases, async (fx, pairs) => {
+        const args: Record<string, unknown> = {};
+        for (const [name, value] of pairs)
+          Object.defineProperty(args, name, {
+            value: resolve(value, fx, foreign, Date.now()),
+            enumerable: true,
+            configurable: true,
+            writable: true,
+          });
+        const parsed = overTheWire(args);
+        const params = new URLSearchParams();
+        for (const [name, value] of Object.entries(parsed))
+          if (value !== null && value !== undefined) params.set(name, asQueryText(value));
+        const answer = await callTool(fx, "list_plans", args);
+        expectSane(answer);
+        const { verdict, must, may, filters } = planListVerdict([...params]);
+        if (verdict === "invalid") expectValidationFailed(answer, must, may, PLAN_QUERY_FIELDS);
+        else if (verdict === "unknown" && answer.status === 422) expectValidationFailed(answer, [], may);
+        else expectPlanPage(answer, filters, fx);
+        expectNothingOf(foreign, answer, JSON.stringify(parsed));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.2);
+      expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `get_plan: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(planArgCases, async (fx, id) => {
+        const args = { id: resolve(id, fx, foreign, Date.now()) };
+        const answer = await callTool(fx, "get_plan", args);
+        expectSane(answer);
+        // A path's id is text: any other JSON type is refused before the plan is looked for.
+        if (typeof args.id === "string") expectPlanAnswer(answer, args.id.trim(), fx);
+        else expect([404, 422]).toContain(answer.status);
+        expectNothingOf(foreign, answer, JSON.stringify(args));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.1);
+      expectShare(statuses, 404, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    `get_board: ${RUNS} argument objects`,
+    async () => {
+      const statuses = await fuzz(boardArgCases, async (fx, pairs) => {
+        const args: Record<string, unknown> = {};
+        for (const [name, value] of pairs)
+          Object.defineProperty(args, name, {
+            value: boardValue(value, fx),
+            enumerable: true,
+            configurable: true,
+            writable: true,
+          });
+        const parsed = overTheWire(args);
+        const params = new URLSearchParams();
+        for (const [name, value] of Object.entries(parsed))
+          if (value !== null && value !== undefined) params.set(name, asQueryText(value));
+        const before = Date.now();
+        const answer = await callTool(fx, "get_board", args);
+        const after = Date.now();
+        expectSane(answer);
+        const { verdict, must, may, date } = boardVerdict([...params]);
+        if (verdict === "invalid") expectValidationFailed(answer, must, may, BOARD_QUERY_FIELDS);
+        else if (verdict === "unknown" && answer.status === 422) expectValidationFailed(answer, [], may);
+        else expectBoard(answer, fx, date, before, after);
+        expectNothingOf(foreign, answer, JSON.stringify(parsed));
+        return answer;
+      });
+      expectShare(statuses, 200, 0.3);
+      expectShare(statuses, 422, 0.2);
+    },
+    TIMEOUT,
+  );
+
+  it(
     `get_incident: ${RUNS} argument objects`,
     async () => {
       const statuses = await fuzz(incidentArgCases, async (fx, c) => {
@@ -449,7 +544,7 @@ describe("tools/call arguments that are not an object", () => {
       }),
       { seed: FUZZ_SEED, numRuns: 200 },
     );
-  });
+  }, 30_000);
 
   it.each(OPERATIONS.map((op) => op.tool))("%s with arguments null answers as with {}", async (tool) => {
     const outcome = (answer: Answer) => [answer.status, answer.body.code, answer.body.errors];

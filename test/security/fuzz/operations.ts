@@ -13,6 +13,7 @@ import {
   liveHolds,
   recordContact,
   recordIncident,
+  recordPlan,
   resolveObject,
   utcAppointment,
 } from "./harness";
@@ -367,6 +368,146 @@ export const createIncident: PostOp = {
   },
 };
 
+/** A plan's cadence whose next visit is never within the 14 days decided at once: no booking beside the answer. */
+const FAR_EVERY = fc.oneof(
+  fc.record({ count: fc.integer({ min: 1, max: 12 }), unit: fc.constant("month") }),
+  fc.record({ count: fc.integer({ min: 3, max: 12 }), unit: fc.constant("week") }),
+);
+
+export const createPlan: PostOp = {
+  name: "POST /api/v1/ai-agent/create-plan",
+  path: "/api/v1/ai-agent/create-plan",
+  tool: "create_plan",
+  spec: {
+    fields: { ...createIncident.spec.fields, every: { type: "every" }, visits: { type: "visits" } },
+  },
+  valid: createIncident.valid.chain((booking) =>
+    fc
+      .record({ every: FAR_EVERY, visits: nullable(fc.integer({ min: 2, max: 52 })) }, { requiredKeys: ["every"] })
+      .map((plan) => ({ ...booking, ...plan })),
+  ),
+  junk: {
+    ...createIncident.junk,
+    every: fc.constantFrom(
+      null,
+      {},
+      { count: 0, unit: "week" },
+      { count: 13, unit: "month" },
+      { count: 1.5, unit: "week" },
+      { count: 1, unit: "day" },
+      { count: 1, unit: "Week" },
+      { count: "1", unit: "week" },
+      { count: 1, unit: "week", at: 3 },
+      [1, "week"],
+      "weekly",
+    ),
+    visits: fc.constantFrom(0, 1, 53, 2.5, "2", true),
+  },
+  outcome(fx, body, answer) {
+    if (answer.status === 409) return createIncident.outcome(fx, body, answer, { before: 0, after: 0 });
+    expect(answer.status, answer.text).toBe(200);
+    expect(Object.keys(answer.body).sort()).toEqual(["incident", "plan"]);
+    const { plan, incident } = answer.body as { plan: Record<string, unknown>; incident: Record<string, unknown> };
+    expectNew(fx.plans, plan.id, "plan");
+    createIncident.outcome(fx, body, { ...answer, body: incident }, { before: 0, after: 0 });
+    const every = body.every as { count: number; unit: string };
+    // docs/api.md, "Plans": the plan after its first visit, as booked.
+    expect(plan).toMatchObject({
+      status: "active",
+      every,
+      visits: (body.visits as number | null | undefined) ?? null,
+      visitsMade: 1,
+      phone: incident.phone,
+      accountId: incident.accountId,
+      clientName: incident.clientName,
+      technicianId: null,
+      firstVisitDate: String(incident.dateTime).slice(0, 10),
+      localTime: String(incident.dateTime).slice(11, 16),
+      createdAt: incident.createdAt,
+      cancelledAt: null,
+    });
+    expect(incident.planId).toBe(plan.id);
+    recordPlan(fx, plan);
+  },
+};
+
+/** The plan ids of a path: the org's own (maybe spoiled), another org's, or junk. */
+const planIds: fc.Arbitrary<IdCase> = fc.oneof(
+  {
+    arbitrary: fc.record({ id: fc.nat().map((n) => new Sym("ownPlanId", n)), variant: fc.constant<Variant>("none") }),
+    weight: 8,
+  },
+  {
+    arbitrary: fc.record({
+      id: fc.nat().map((n) => new Sym("ownPlanId", n)),
+      variant: fc.constantFrom<Variant>("upper", "space", "suffix", "truncate", "prefix"),
+    }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({
+      id: fc.nat().map((n) => new Sym("foreignPlanId", n)),
+      variant: fc.constant<Variant>("none"),
+    }),
+    weight: 2,
+  },
+  {
+    arbitrary: fc.record({
+      id: fc.oneof(
+        fc.constantFrom("plan_00000000000000000000000000", "plan_", "inc_x", "%2e"),
+        junkString.filter((s) => !["", ".", ".."].includes(s)),
+      ),
+      variant: fc.constant<Variant>("none"),
+    }),
+    weight: 2,
+  },
+);
+
+export const cancelPlan: PostOp = {
+  name: "POST /api/v1/plans/{id}/cancel",
+  path: "/api/v1/plans/{id}/cancel",
+  tool: "cancel_plan",
+  spec: { fields: { reason: text(500), cancelVisits: { type: "flag" } } },
+  valid: fc.record({ reason: nullable(validText(500)), cancelVisits: nullable(fc.boolean()) }, { requiredKeys: [] }),
+  junk: {
+    reason: fc.constantFrom("r".repeat(501), "a\u0000b", 5, {}),
+    cancelVisits: fc.constantFrom("true", 1, 0, "", {}),
+  },
+  ids: planIds,
+  outcome(fx, body, answer, sent) {
+    const seen = sent.id === undefined ? undefined : fx.plans.get(sent.id);
+    if (!seen) {
+      expect(answer.status, answer.text).toBe(404);
+      return expect(answer.body.code).toBe("plan_not_found");
+    }
+    expect(answer.status, answer.text).toBe(200);
+    // docs/api.md, "Plans": cancelling a cancelled plan is 200 unchanged.
+    if (seen.status === "cancelled") return expect(answer.body).toEqual(seen);
+    const reason = isAbsent(body.reason) ? null : String(body.reason).trim();
+    expect(answer.body).toEqual({
+      ...seen,
+      status: "cancelled",
+      nextDueDate: null,
+      cancelReason: reason,
+      cancelledAt: expect.any(String),
+      updatedAt: answer.body.cancelledAt,
+    });
+    expectTimeOfRequest(answer.body.cancelledAt, sent, seen.updatedAt);
+    recordPlan(fx, answer.body);
+    // Its visits not started are cancelled with it, at the same instant (unless cancelVisits is false).
+    if (body.cancelVisits === false) return;
+    for (const incident of fx.incidents.values())
+      if (incident.planId === seen.id && incident.status === "scheduled" && Date.parse(incident.dateTime) > sent.after)
+        recordIncident(fx, {
+          ...incident,
+          status: "cancelled",
+          cancelReason: reason,
+          cancelledAt: answer.body.cancelledAt,
+          updatedAt: answer.body.cancelledAt,
+        });
+  },
+};
+
 export const findAppointments: PostOp = {
   name: "POST /api/v1/ai-agent/available-appointments",
   path: "/api/v1/ai-agent/available-appointments",
@@ -507,7 +648,7 @@ export const findCaller: PostOp = {
   outcome(fx, body, answer, sent) {
     expect(answer.status, answer.text).toBe(200);
     const phone = e164(String(body.phone))!;
-    expect(Object.keys(answer.body).sort()).toEqual(["accounts", "contacts", "phone", "upcomingIncidents"]);
+    expect(Object.keys(answer.body).sort()).toEqual(["accounts", "contacts", "phone", "plans", "upcomingIncidents"]);
     expect(answer.body.phone).toBe(phone);
     // docs/api.md, "Find a caller": contacts with the phone, newest first, at most 10.
     const newestFirst = (a: { at: number; id: string }, b: { at: number; id: string }) =>
@@ -546,6 +687,16 @@ export const findCaller: PostOp = {
     expectOneOf(
       atBothEnds(sent, upcoming).map((incidents) => () => expect(answer.body.upcomingIncidents).toEqual(incidents)),
     );
+    // docs/api.md, "Plans": the active plans with the phone or of a matched account, newest first, at most 10.
+    const plans = [...fx.plans.values()]
+      .filter(
+        (plan) =>
+          plan.status === "active" &&
+          (plan.phone === phone || (plan.accountId !== null && accountIds.has(plan.accountId))),
+      )
+      .sort((a, b) => newestFirst({ at: Date.parse(a.createdAt), id: a.id }, { at: Date.parse(b.createdAt), id: b.id }))
+      .slice(0, 10);
+    expect(answer.body.plans).toEqual(plans);
   },
 };
 
@@ -854,6 +1005,8 @@ export const POST_OPS = [
   cancelIncident,
   rescheduleIncident,
   closeIncident,
+  createPlan,
+  cancelPlan,
 ];
 
 /** A generated POST: a JSON object (fields may be symbols), or raw bytes; a media type; maybe an Idempotency-Key. */

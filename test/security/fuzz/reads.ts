@@ -257,8 +257,8 @@ function queryFieldCheck(name: string, value: string): ValueCheck {
     case "phone":
       return phoneCheck(value);
     case "status":
-      // docs/api.md, "Incidents": scheduled or cancelled; spacing is left open (strings are trimmed).
-      if (value === "scheduled" || value === "cancelled") return { verdict: "valid" };
+      // docs/api.md, "Incidents": scheduled, cancelled, completed or no_show; spacing is left open (strings are trimmed).
+      if (["scheduled", "cancelled", "completed", "no_show"].includes(value)) return { verdict: "valid" };
       return { verdict: value.trim() !== value ? "unknown" : "invalid" };
     case "type":
       // docs/webhooks.md, "Events": one of the five event types; spacing is left open, as for status.

@@ -1,7 +1,7 @@
 // The form of every answer near every input limit: for each of a
 // set of time zones (offsets from −12:00 to +14:00, half and three-quarter
-// hours, historical offsets in seconds), generated runs call all seventeen
-// operations with VALID inputs at their limits — date-times at both ends of
+// hours, historical offsets in seconds), generated runs call every
+// operation with VALID inputs at their limits — date-times at both ends of
 // the range written with offsets up to ±14:00 (and the slot starts there),
 // strings of astral characters exactly at their limit in UTF-16 code units,
 // limits 1 and max, codes 0 and 2147483647 — and must get 2xx (or the
@@ -11,7 +11,9 @@
 // everything written reading back exactly as written (trimmed).
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { incidents } from "../../../drizzle/schema";
 import { insertAccounts } from "../../../src/db/accounts";
+import { newId } from "../../../src/lib/ids";
 import { OPERATIONS } from "../../../src/routes";
 import { importAccount } from "../../../src/schemas/accounts";
 import { addService } from "../../support/catalogue";
@@ -100,6 +102,25 @@ const run = fc.record({
   holdMinutes: fc.constantFrom(1, 15),
 });
 type Run = typeof run extends fc.Arbitrary<infer T> ? T : never;
+
+/** Inserts a scheduled hour-long visit starting at `startsAt` (the API books none in the past); its id. */
+async function insertIncident(tenant: Tenant, startsAt: number): Promise<string> {
+  const id = newId("inc", startsAt);
+  await db()
+    .insert(incidents)
+    .values({
+      id,
+      orgId: tenant.orgId,
+      clientName: "Started",
+      insectName: "ants",
+      startsAt,
+      endsAt: startsAt + HOUR,
+      occupiedUntil: startsAt + HOUR,
+      createdAt: Date.now(),
+      updatedAt: Date.now(),
+    });
+  return id;
+}
 
 const trimmed = (fields: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === "string" ? v.trim() : v]));
@@ -337,6 +358,37 @@ async function scenario(zone: string, r: Run) {
   const late = await s.send(reschedule, `/api/v1/incidents/${id}/reschedule`, [409], { dateTime: at(first, 0) });
   expect(late.body).toMatchObject({ code: "incident_not_changeable", reason: "cancelled" });
 
+  // A visit that started a minute ago (the API books none in the past), closed with a note at its limit.
+  const started = await insertIncident(tenant, Date.now() - 60_000);
+  const closed = await s.send("POST /api/v1/incidents/{id}/close", `/api/v1/incidents/${started}/close`, [200], {
+    outcome: "no_show",
+    note: t.notes,
+  });
+  expect(closed.body.outcomeNote).toBe(t.notes.trim());
+
+  // A plan of the most visits, a year apart (none decided beside the answer), its first visit at another slot.
+  const planFields = { clientName: t.name, insectName: t.other, notes: t.notes };
+  const third = starts[(a + 2 + (b % (starts.length - 2))) % starts.length]!;
+  const created = await s.send("POST /api/v1/ai-agent/create-plan", "/api/v1/ai-agent/create-plan", [200], {
+    dateTime: at(third, 2),
+    ...planFields,
+    phone: CALLER_AT_40,
+    every: { count: 12, unit: "month" },
+    visits: 52,
+  });
+  const planId = created.body.plan.id as string;
+  s.written.set(planId, { ...trimmed(planFields), phone: CALLER });
+  s.written.set(created.body.incident.id, { ...trimmed(planFields), phone: CALLER });
+  expectForm(created.body, s.written, s.seen);
+  await s.send("GET /api/v1/plans/{id}", `/api/v1/plans/${planId}`, [200]);
+  const planQuery = new URLSearchParams({ limit: String(r.limits.incidents), status: "active", phone: CALLER_AT_40 });
+  const plans = await s.send("GET /api/v1/plans", `/api/v1/plans?${planQuery}`, [200]);
+  expect(plans.body.data.map((x: { id: string }) => x.id)).toEqual([planId]);
+  const ended = await s.send("POST /api/v1/plans/{id}/cancel", `/api/v1/plans/${planId}/cancel`, [200], {
+    reason: t.reason,
+  });
+  expect(ended.body.cancelReason).toBe(t.reason.trim());
+
   // Afterwards, every event of the run, page by page.
   let cursor: string | undefined;
   let events = 0;
@@ -347,8 +399,9 @@ async function scenario(zone: string, r: Run) {
     cursor = res.body.nextCursor;
     if (!res.body.hasMore) break;
   }
-  // The lead, two contacts, the incident created, rescheduled, cancelled (holds are not events).
-  expect(events).toBe(6);
+  // The lead, two contacts, the incident created, rescheduled, cancelled (holds are not events), the visit
+  // closed, the plan and its first visit created, then both cancelled.
+  expect(events).toBe(11);
   return s;
 }
 

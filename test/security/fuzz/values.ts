@@ -24,6 +24,8 @@ export type SymKind =
   | "slot"
   /** One of the org's incidents (the n-th, in the order they were booked), or a booking made just before the request. */
   | "ownIncidentId"
+  | "ownPlanId"
+  | "foreignPlanId"
   | "freshIncidentId"
   | "foreignIncidentId"
   /** The start of the slot the n-th incident holds now (so that a reschedule there is a no-op). */
