@@ -194,6 +194,21 @@ function realHeaders(headers: Record<string, string>): Record<string, string> {
   return { ...headers, "X-API-KEY": org.apiKey };
 }
 
+/** ElevenLabs' request headers: the definition's, its system variables filled in as ElevenLabs fills them. */
+const ELEVENLABS_VARIABLES = {
+  "X-Caller-Phone": { variable_name: "system__caller_id" },
+  "X-Call-Id": { variable_name: "system__conversation_id" },
+};
+function elevenLabsHeaders(headers: Record<string, unknown>): Record<string, string> {
+  expect(headers).toEqual({ "X-ORG-ID": org.orgId, "X-API-KEY": PLACEHOLDER, ...ELEVENLABS_VARIABLES });
+  return {
+    "X-ORG-ID": org.orgId,
+    "X-API-KEY": org.apiKey,
+    "X-Caller-Phone": CALLERS.elevenlabs.dialled,
+    "X-Call-Id": "conv_e2e_elevenlabs",
+  };
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: definitions and answers are arbitrary JSON
 type Json = any;
 
@@ -332,7 +347,7 @@ async function elevenLabsAgent(): Promise<Agent> {
         }
         expect(url).not.toMatch(/[{}]/);
         const headers = {
-          ...realHeaders(schema.request_headers),
+          ...elevenLabsHeaders(schema.request_headers),
           ...(idempotencyKey === undefined ? {} : { "Idempotency-Key": idempotencyKey }),
         };
         let res: ApiResponse;
@@ -437,6 +452,7 @@ async function converse(shape: Shape, agent: Agent): Promise<string> {
     contacts: [],
     accounts: [expect.objectContaining({ id: caller.accountId, name: caller.accountName })],
     upcomingIncidents: [],
+    plans: [],
   });
   expectContext(ok(context!, "get_call_context"));
 
@@ -550,7 +566,7 @@ async function converse(shape: Shape, agent: Agent): Promise<string> {
 }
 
 describe("tool definitions over wrangler dev", () => {
-  it("serves the twelve agent tools per platform, calling this origin as this org, with the key's placeholder only; tools export prints the same", async () => {
+  it("serves the agent tools per platform, calling this origin as this org, with the key's placeholder only; tools export prints the same", async () => {
     const served: Record<string, ApiResponse> = {};
     for (const platform of PLATFORMS) {
       const res = await send(`/api/v1/integrations/${platform}/tools`, {}, org);
@@ -571,7 +587,11 @@ describe("tool definitions over wrangler dev", () => {
     }
     for (const definition of served.elevenlabs!.body) {
       expect(definition.api_schema.url.startsWith(`${server!.baseUrl}/api/v1/`), definition.api_schema.url).toBe(true);
-      expect(definition.api_schema.request_headers).toEqual({ "X-ORG-ID": org.orgId, "X-API-KEY": PLACEHOLDER });
+      expect(definition.api_schema.request_headers).toEqual({
+        "X-ORG-ID": org.orgId,
+        "X-API-KEY": PLACEHOLDER,
+        ...ELEVENLABS_VARIABLES,
+      });
     }
     expect(served.openai!.text).not.toContain("X-API-KEY");
 
