@@ -3,17 +3,19 @@
 // It asks once per tab for the org id and a key (sessionStorage only), draws
 // GET /api/v1/board of a local date as a timeline in the org's zone (by the
 // browser's Intl), and reloads the day every 30 s (`?refresh=N` seconds, for
-// tests). A refused key shows the problem's title and detail.
+// tests). `?date=YYYY-MM-DD` opens on that date (`npm run dev` prints the
+// demo's). A refused key shows the problem's title and detail.
 
 export const BOARD_JS = String.raw`(() => {
 "use strict";
 const ORG = "board.orgId";
 const KEY = "board.apiKey";
 const DAY_MS = 86400000;
-const asked = Number(new URLSearchParams(location.search).get("refresh"));
+const query = new URLSearchParams(location.search);
+const asked = Number(query.get("refresh"));
 const EVERY = asked >= 1 && asked <= 300 ? asked * 1000 : 30000;
 const $ = (id) => document.getElementById(id);
-let date = null;
+let date = /^\d{4}-\d{2}-\d{2}$/.test(query.get("date")) ? query.get("date") : null;
 let shown = null;
 let timer = 0;
 let seq = 0;

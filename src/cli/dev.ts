@@ -4,6 +4,8 @@
 // minute's one (the webhook sweep, which also sends `webhook replay`s) through
 // wrangler's local trigger URL, as Cloudflare would.
 import { spawn, spawnSync } from "node:child_process";
+import { DEMO, demoDate } from "../db/demo";
+import { dateString } from "../scheduling/zone";
 
 const env = {
   ...process.env,
@@ -18,6 +20,9 @@ const step = (args: string[]) => {
 
 step(["wrangler", "d1", "migrations", "apply", "DB", "--local"]);
 step(["tsx", "src/cli/main.ts", "demo", "seed", "--local"]);
+console.log(
+  `The demo's dispatch board: http://127.0.0.1:8787/board?date=${dateString(demoDate(Date.now()))} (${DEMO.orgId}, ${DEMO.apiKey})`,
+);
 const server = spawn("npx", ["wrangler", "dev", "--ip", "127.0.0.1", "--port", "8787", ...process.argv.slice(2)], {
   stdio: "inherit",
   env,

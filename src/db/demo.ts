@@ -10,7 +10,7 @@ import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
 import { DEFAULT_SCHEDULE, scheduleOf } from "../scheduling/schedule";
 import { openingsOn } from "../scheduling/slots";
-import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
+import { dateString, type LocalDate, localDateOf, localToInstant } from "../scheduling/zone";
 import { type Db, inColumnOrder, insertWhere } from "./client";
 import { type HoldingCensus, holding } from "./occupancy";
 
@@ -125,6 +125,14 @@ const DEMO_VISITS = [
 /** The held place: Marcus Lee at 15:00, for the 15 minutes a hold may last from the seed. */
 const DEMO_HOLD = { at: "15:00", technician: 3, service: 1, postalCode: "11201", minutes: 15 } as const;
 
+/** The demo's day: the first local date after today on which the demo's schedule opens. */
+export function demoDate(now: number): LocalDate {
+  const schedule = scheduleOf(DEMO.timeZone, DEFAULT_SCHEDULE);
+  let date = localDateOf(now, DEMO.timeZone) + 1;
+  while (openingsOn(schedule, date).length === 0) date++;
+  return date;
+}
+
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3));
 
 /**
@@ -136,9 +144,7 @@ const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.
  * expired). Seeded rows, not bookings: they record no event.
  */
 function demoDay(db: Db, now: number) {
-  const schedule = scheduleOf(DEMO.timeZone, DEFAULT_SCHEDULE);
-  let date = localDateOf(now, DEMO.timeZone) + 1;
-  while (openingsOn(schedule, date).length === 0) date++;
+  const date = demoDate(now);
   const day = dateString(date).replaceAll("-", "");
   const census: HoldingCensus = {
     org: { id: DEMO.orgId, maxBookingMs: DEMO_LONGEST_MINUTES * MINUTE },

@@ -275,6 +275,15 @@ describe("GET /board in a browser", () => {
     expect(await inPage("window.kept")).toBe(true);
   });
 
+  it("?date= opens on that date; a reload in the same tab asks for no key again", async () => {
+    await page.goto(`${server!.baseUrl}/board?date=${NEXT_DAY}&refresh=1`);
+    await eventually(() => page.locator("#date").inputValue()).toBe(NEXT_DAY);
+    expect(await page.getByLabel("API key").isVisible()).toBe(false);
+    await eventually(async () => blockOf(await drawn(), "bo Chen", "Tomorrow Client")?.lines[0]).toBe(
+      "08:00 Scheduled",
+    );
+  });
+
   it("the key never went into a URL or localStorage; no console error; signing out forgets it", async () => {
     for (const key of Object.values(keys)) expect(requested.filter((url) => url.includes(key))).toEqual([]);
     expect(requested.some((url) => url.includes("/api/v1/board"))).toBe(true);
