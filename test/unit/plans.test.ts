@@ -52,7 +52,7 @@ describe("dueDate: the first visit's date plus k × every, months counted from t
   });
 });
 
-describe("dueStart: the local time read as the schedule reads one (docs/api.md, "The schedule")", () => {
+describe('dueStart: the local time read as the schedule reads one (docs/api.md, "The schedule")', () => {
   it.each([
     ["a plain morning in winter", "2026-11-23", "09:00", NY, "2026-11-23T14:00:00.000Z"],
     ["the same local time after spring-forward", "2026-03-08", "09:00", NY, "2026-03-08T13:00:00.000Z"],
