@@ -3,7 +3,7 @@
 // each; while live it occupies its place as a visit does (occupancy.ts).
 import { and, count, eq, gt, isNull, lt, lte, or, type Placeholder, sql } from "drizzle-orm";
 import { holds, incidents } from "../../drizzle/schema";
-import { toIso } from "../lib/datetime";
+import { MINUTE, toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { once } from "../lib/once";
 import { slotView } from "../scheduling/slots";
@@ -19,8 +19,6 @@ export type HoldRow = typeof holds.$inferSelect;
 export const MAX_LIVE_HOLDS = 100;
 /** How long the cron sweep keeps a hold after it ended (a day: its id still answers as lapsed until then). */
 export const HOLD_KEPT_MS = 86_400_000;
-
-const MINUTE = 60_000;
 
 const ofOrg = (org: Org, id: string) => and(eq(holds.orgId, org.id), eq(holds.id, id));
 

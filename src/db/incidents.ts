@@ -1,7 +1,7 @@
 import { and, eq, gte, inArray, isNotNull, lt, or, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { accounts, contacts, type EventType, type IncidentStatus, incidents, type plans } from "../../drizzle/schema";
-import { toIso, toIsoOrNull } from "../lib/datetime";
+import { MINUTE, toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { arrivalWindowView, timesView } from "../scheduling/slots";
 import type { Incident } from "../schemas/incidents";
@@ -64,8 +64,6 @@ export function incidentView(row: ShownIncident, timeZone: string): Incident {
     planId: row.planId,
   };
 }
-
-const MINUTE = 60_000;
 
 export interface NewIncident {
   clientName: string;

@@ -21,6 +21,7 @@ import { defineOperation } from "../http/operation";
 import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
+import { MINUTE } from "../lib/datetime";
 import { assessVisit, normalisePostalCode, onDutyFor, type Plan, visitOf } from "../scheduling/visits";
 import {
   cancelIncidentBody,
@@ -300,7 +301,7 @@ function planOfVisit(org: Org, row: IncidentRow): Plan {
             serviceId: row.serviceId,
             durationMs: row.endsAt - row.startsAt,
             bufferMs: row.occupiedUntil - row.endsAt,
-            windowMs: row.arrivalWindowMinutes * 60_000,
+            windowMs: row.arrivalWindowMinutes * MINUTE,
             skills: visit.skills,
           },
     technicians: org.catalogue.technicians,
