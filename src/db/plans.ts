@@ -35,6 +35,7 @@ import {
   incidentView,
   ofCaller,
 } from "./incidents";
+import { isScheduled } from "./occupancy";
 import { commitWrite } from "./write";
 
 export type PlanRow = typeof plans.$inferSelect;
@@ -237,7 +238,7 @@ const futureVisits = prepared((db) =>
         eq(incidents.orgId, param("orgId")),
         eq(incidents.planId, param("planId")),
         gt(incidents.startsAt, param("now")),
-        sql`${incidents.status} = 'scheduled'`,
+        isScheduled,
       ),
     ),
 );
@@ -317,7 +318,7 @@ export async function cancelPlan(db: Db, cancel: PlanCancel) {
         and(
           eq(incidents.orgId, org.id),
           eq(incidents.id, visit.id),
-          eq(incidents.status, "scheduled"),
+          isScheduled,
           eq(incidents.updatedAt, visits[i]!.updatedAt),
         ),
       ),
@@ -328,7 +329,7 @@ export async function cancelPlan(db: Db, cancel: PlanCancel) {
     eq(incidents.orgId, org.id),
     eq(incidents.planId, seen.id),
     gt(incidents.startsAt, now),
-    sql`${incidents.status} = 'scheduled'`,
+    isScheduled,
   )})`;
   const body = JSON.stringify(planView(changed));
   try {
