@@ -5,14 +5,8 @@
 import type { Context } from "hono";
 import type { EventType } from "../../drizzle/schema";
 import { alternativesAfter } from "../availability/scan";
-import {
-  changeIncident,
-  getIncident,
-  type IncidentRow,
-  incidentView,
-  listIncidents,
-  type Placement,
-} from "../db/incidents";
+import { listIncidents } from "../db/incident-list";
+import { changeIncident, getIncident, type IncidentRow, incidentView, type Placement } from "../db/incidents";
 import type { Org } from "../db/orgs";
 import type { AppEnv } from "../env";
 import { boundCaller, callerMismatch } from "../http/caller";
