@@ -4,13 +4,14 @@
 // non-zero, say why on stderr and change nothing (read back with `wrangler d1
 // execute`), and a reassignment. No server runs: the visits are written as
 // the API would write them. Each CLI process costs seconds, so the file runs
-// only a handful (the tests that also run `d1 execute` several times get
-// their own timeout); the rules themselves are test/integration/db/catalogue.test.ts.
+// only a handful (adminProcess; the org they start from is created, and the
+// tables read back, in this process: see harness.ts); the rules themselves are
+// test/integration/db/catalogue.test.ts.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, applyMigrations, d1Execute, jsonLine, type RunResult, type Tenant } from "./harness";
+import { admin, adminProcess, applyMigrations, d1Execute, jsonLine, type RunResult, type Tenant } from "./harness";
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -70,7 +71,7 @@ afterAll(() => {
 
 describe("the catalogue commands of the real CLI", () => {
   it("service add --json prints exactly the service, and raises the org's longest span", async () => {
-    const result = await admin(dir, [
+    const result = await adminProcess(dir, [
       "service",
       "add",
       "--org",
@@ -119,7 +120,7 @@ describe("the catalogue commands of the real CLI", () => {
 
   it("a bad flag exits non-zero with the reason and writes nothing", async () => {
     const before = await catalogueState();
-    const result = await admin(dir, ["service", "add", "--org", org.orgId, "--name", "Ants", "--duration", "7"]);
+    const result = await adminProcess(dir, ["service", "add", "--org", org.orgId, "--name", "Ants", "--duration", "7"]);
     expectRefused(result, /^error: --duration must be a multiple of 5 from 5 to 1440 \(minutes\)\n$/);
     expect(await catalogueState()).toEqual(before);
   });
@@ -127,7 +128,7 @@ describe("the catalogue commands of the real CLI", () => {
   it("technician add reads --hours-file and normalises postal codes", async () => {
     const hours = path.join(dir, "hours.json");
     fs.writeFileSync(hours, JSON.stringify(ALWAYS));
-    const result = await admin(dir, [
+    const result = await adminProcess(dir, [
       "technician",
       "add",
       "--org",
@@ -156,7 +157,7 @@ describe("the catalogue commands of the real CLI", () => {
   });
 
   it("technician list prints them all", async () => {
-    const listed = jsonLine(await admin(dir, ["technician", "list", "--org", org.orgId]), "technician list");
+    const listed = jsonLine(await adminProcess(dir, ["technician", "list", "--org", org.orgId]), "technician list");
     expect(listed).toEqual({ technicians: [sam] });
   });
 
@@ -173,7 +174,16 @@ describe("the catalogue commands of the real CLI", () => {
       `INSERT INTO incidents (id, org_id, status, client_name, insect_name, starts_at, ends_at, occupied_until, created_at, updated_at, service_id, technician_id, postal_code, arrival_window_minutes) VALUES ${values.join(", ")}`,
     );
     const before = await catalogueState();
-    const result = await admin(dir, ["technician", "update", "--org", org.orgId, "--id", sam.id, "--active", "false"]);
+    const result = await adminProcess(dir, [
+      "technician",
+      "update",
+      "--org",
+      org.orgId,
+      "--id",
+      sam.id,
+      "--active",
+      "false",
+    ]);
     expectRefused(
       result,
       new RegExp(
@@ -187,7 +197,7 @@ describe("the catalogue commands of the real CLI", () => {
     const file = path.join(dir, "technicians.csv");
     fs.writeFileSync(file, "name,skills,postalCodes\nPriya Shah,termite-license,100;112\nDana Kim,,\n");
     const imported = jsonLine<{ imported: number; technicians: { id: string; name: string }[] }>(
-      await admin(dir, ["technician", "import", "--org", org.orgId, "--file", file]),
+      await adminProcess(dir, ["technician", "import", "--org", org.orgId, "--file", file]),
       "technician import",
     );
     expect(imported).toEqual({
@@ -200,7 +210,17 @@ describe("the catalogue commands of the real CLI", () => {
     const priya = imported.technicians[0]!.id;
 
     const moved = jsonLine(
-      await admin(dir, ["technician", "update", "--org", org.orgId, "--id", sam.id, "--active", "false", "--reassign"]),
+      await adminProcess(dir, [
+        "technician",
+        "update",
+        "--org",
+        org.orgId,
+        "--id",
+        sam.id,
+        "--active",
+        "false",
+        "--reassign",
+      ]),
       "technician update --reassign",
     );
     expect(moved).toEqual({ technician: { ...sam, active: false }, reassigned: visits });

@@ -3,7 +3,9 @@
 // whose instants the code before the range check stored out of range (seeded
 // into D1 as it wrote them), an events feed that the served document's own
 // schema refuses, `dates check` and `dates repair` through the real CLI on the
-// server's state folder, and then every page of the feed valid.
+// server's state folder, and then every page of the feed valid. The org is
+// created, and the rows moved out of range and read back, in this process
+// (admin, d1Execute: see harness.ts).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ApiResponse,
   admin,
+  adminProcess,
   applyMigrations,
   cli,
   DevServer,
@@ -97,7 +100,7 @@ async function createLead(body: object, headers?: Record<string, string>): Promi
 /**
  * Stores each `iso` where its lead's `sent` instant is: in its column (as
  * millis), its event and its recorded answer, as the code before the range
- * check stored an instant it had read out of range. One wrangler run.
+ * check stored an instant it had read out of range. One batch.
  */
 const moveOutOfRange = (moves: [string, typeof LATE][]) =>
   d1Execute(
@@ -152,12 +155,12 @@ describe("dates check and dates repair, end to end", () => {
       ]),
       finding("idempotency_keys", LATE_KEY["Idempotency-Key"], "$.estimatedCloseDate", LATE.iso),
     ];
-    const checked = jsonLine<{ findings: unknown[] }>(await admin(dir, ["dates", "check"]), "dates check");
+    const checked = jsonLine<{ findings: unknown[] }>(await adminProcess(dir, ["dates", "check"]), "dates check");
     expect(checked).toEqual({ findings: expected });
     // The check wrote nothing.
     expect(complaints(await eventPages())[lateEvent]).not.toEqual([]);
 
-    const repaired = jsonLine(await admin(dir, ["dates", "repair"]), "dates repair");
+    const repaired = jsonLine(await adminProcess(dir, ["dates", "repair"]), "dates repair");
     expect(repaired).toEqual({
       changes: expected.map(({ table, id, orgId, field, value }) => ({
         table,
@@ -193,10 +196,10 @@ describe("dates check and dates repair, end to end", () => {
     const again = await cli(["dates", "repair", "--persist-to", dir]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toBe("changes: none\neventIds: none\nunrepaired: none\n");
-  }, 180_000); // five wrangler and CLI runs
+  }, 180_000); // three CLI runs
 
   it("refuses an unknown org, exiting non-zero with nothing on stdout", async () => {
-    const result = await admin(dir, ["dates", "check", "--org", "org_unknown"]);
+    const result = await adminProcess(dir, ["dates", "check", "--org", "org_unknown"]);
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/unknown org: org_unknown/);

@@ -1,14 +1,23 @@
-// End-to-end harness: runs the real admin CLI and a real `wrangler dev` as
-// child processes against one throwaway local state folder, and talks to the
-// server over plain HTTP. Nothing here imports the worker's own code.
+// End-to-end harness: runs a real `wrangler dev` (and, where a test is about
+// the process, the real admin CLI) as child processes against one throwaway
+// local state folder, and talks to the server over plain HTTP. The worker's
+// code is never imported; the admin CLI's commands are, for test setup in
+// this process (see IN_PROCESS).
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
 import { type Credentials, type ReadResponse, type RequestOptions, readResponse, toRequest } from "../support/http";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/**
+ * A binary of the project's node_modules, run as `npm run` runs a script's
+ * (`npx` would add an npm process, seconds on a busy machine, to each run).
+ */
+export const bin = (name: string) => path.join(ROOT, "node_modules", ".bin", name);
 
 export const ENV: NodeJS.ProcessEnv = {
   ...process.env,
@@ -47,18 +56,166 @@ export function run(command: string, args: string[], timeoutMs = 60_000): Promis
   });
 }
 
-export async function applyMigrations(stateDir: string, config?: string): Promise<void> {
-  const result = await run("npx", [
-    "wrangler",
-    "d1",
-    "migrations",
-    "apply",
-    "DB",
-    "--local",
-    "--persist-to",
-    stateDir,
-    ...(config ? ["--config", config] : []),
+/**
+ * The admin CLI and `wrangler d1` on a state folder, in this process: inside
+ * vitest, each folder (and config) gets one platform proxy — the connection
+ * the CLI itself opens (src/cli/connect.ts) — kept open for the test file,
+ * instead of a process and a workerd for each command (about 6 s apiece).
+ * `admin` runs the CLI's own COMMANDS[name] on it; `d1Execute` and
+ * `applyMigrations` do what `wrangler d1 execute` and `wrangler d1 migrations
+ * apply` do locally (wrangler's own SQL splitter, one batch). A `wrangler dev`
+ * on the folder sees these writes at once, and they see its writes: the same
+ * SQLite files. Outside vitest (the bench scripts, which must exit when done),
+ * or with E2E_ADMIN=process, each call is the child process it stands for;
+ * `adminProcess` and `cli` always are. A test file's proxies close after its
+ * tests (or at `closeFolder`).
+ */
+export const IN_PROCESS = "__vitest_worker__" in globalThis && process.env.E2E_ADMIN !== "process";
+
+/** wrangler and the CLI's modules, loaded by the first in-process call (so never by the bench scripts). */
+let loading: ReturnType<typeof load> | undefined;
+async function load() {
+  const [wrangler, commands, connection, errors, client, key] = await Promise.all([
+    import("wrangler"),
+    import("../../src/cli/commands"),
+    import("../../src/cli/connect"),
+    import("../../src/cli/errors"),
+    import("../../src/db/client"),
+    import("../../src/webhooks/key"),
   ]);
+  return {
+    getPlatformProxy: wrangler.getPlatformProxy,
+    readConfig: wrangler.unstable_readConfig,
+    splitSqlQuery: wrangler.unstable_splitSqlQuery,
+    COMMANDS: commands.COMMANDS,
+    connect: connection.connect,
+    CliError: errors.CliError,
+    createDb: client.createDb,
+    keyProblem: key.keyProblem,
+  };
+}
+const modules = () => {
+  loading ??= load();
+  return loading;
+};
+
+interface Folder {
+  d1: D1Database;
+  keyEnv: { WEBHOOK_SECRET_KEY?: string; LOCAL_DEVELOPMENT?: string };
+  dispose: () => Promise<void>;
+}
+
+const folders = new Map<string, Promise<Folder>>();
+const folderKey = (stateDir: string, config?: string) =>
+  `${path.resolve(stateDir)}\0${config === undefined ? "" : path.resolve(ROOT, config)}`;
+
+/** The folder's proxy: the CLI's own connection for the project's config, else the same proxy for `config`. */
+function openFolder(stateDir: string, config?: string): Promise<Folder> {
+  const key = folderKey(stateDir, config);
+  let folder = folders.get(key);
+  if (!folder) {
+    folder = modules().then(async ({ connect, getPlatformProxy }) => {
+      if (config === undefined) return connect({ remote: false, persistTo: stateDir });
+      process.env.WRANGLER_LOG ??= "warn";
+      const proxy = await getPlatformProxy<{ DB: D1Database; WEBHOOK_SECRET_KEY?: string; LOCAL_DEVELOPMENT?: string }>(
+        {
+          configPath: path.resolve(ROOT, config),
+          remoteBindings: false,
+          persist: { path: path.join(path.resolve(stateDir), "v3") },
+        },
+      );
+      const { DB, WEBHOOK_SECRET_KEY, LOCAL_DEVELOPMENT } = proxy.env;
+      return { d1: DB, keyEnv: { WEBHOOK_SECRET_KEY, LOCAL_DEVELOPMENT }, dispose: () => proxy.dispose() };
+    });
+    folders.set(key, folder);
+    const started = folder;
+    // One that failed to start is started afresh by the next call.
+    started.catch(() => folders.get(key) === started && folders.delete(key));
+  }
+  return folder;
+}
+
+// Each test file's proxies close when it is done (a file may also close a folder's itself, before removing it).
+if (IN_PROCESS) {
+  const { afterAll } = await import("vitest");
+  afterAll(() => Promise.all([...new Set([...folders.keys()].map((key) => key.split("\0")[0]!))].map(closeFolder)));
+}
+
+/** Closes the folder's proxies once what is queued on it is done; a later call opens one again. */
+export function closeFolder(stateDir: string): Promise<void> {
+  return oneAtATime(stateDir, async () => {
+    const prefix = folderKey(stateDir);
+    const open = [...folders].filter(([key]) => key.startsWith(prefix));
+    for (const [key] of open) folders.delete(key);
+    await Promise.all(
+      open.map(([, folder]) =>
+        folder.then(
+          (f) => f.dispose(),
+          () => undefined,
+        ),
+      ),
+    );
+  });
+}
+
+/** `wrangler d1 execute --local`'s steps: the SQL split by wrangler's splitter and run as one batch; each statement's rows. */
+async function executeBatch(d1: D1Database, sql: string): Promise<Record<string, unknown>[][]> {
+  const { splitSqlQuery } = await modules();
+  const results = await d1.batch<Record<string, unknown>>(splitSqlQuery(sql).map((query) => d1.prepare(query)));
+  // As its --json prints them: an array value (a blob) as "[1, 2]".
+  return results.map((result) =>
+    (result.results ?? []).map((row) =>
+      Object.fromEntries(
+        Object.entries(row).map(([key, value]) => [key, Array.isArray(value) ? `[${value.join(", ")}]` : value]),
+      ),
+    ),
+  );
+}
+
+/** `wrangler d1 migrations apply DB --local --persist-to <dir>` (with another config's database and migrations if given). */
+export function applyMigrations(stateDir: string, config?: string): Promise<void> {
+  if (!IN_PROCESS) return applyMigrationsProcess(stateDir, config);
+  return oneAtATime(stateDir, async () => {
+    const { readConfig } = await modules();
+    const configPath = path.resolve(ROOT, config ?? "wrangler.toml");
+    const binding = readConfig({ config: configPath }).d1_databases.find(
+      (d: { binding: string }) => d.binding === "DB",
+    );
+    if (!binding) throw new Error(`${configPath} has no D1 binding DB`);
+    const table = binding.migrations_table ?? "d1_migrations";
+    const dir = path.resolve(path.dirname(configPath), binding.migrations_dir ?? "migrations");
+    const { d1 } = await openFolder(stateDir, config);
+    // wrangler's own steps (src/d1/migrations): the table, the names applied, then each new file with its row, one batch each.
+    await executeBatch(
+      d1,
+      `CREATE TABLE IF NOT EXISTS ${table}(
+		id         INTEGER PRIMARY KEY AUTOINCREMENT,
+		name       TEXT UNIQUE,
+		applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
+);`,
+    );
+    const applied = new Set((await executeBatch(d1, `SELECT * FROM ${table} ORDER BY id`))[0]!.map((row) => row.name));
+    const pending = fs
+      .readdirSync(dir)
+      .filter((name) => name.endsWith(".sql") && !applied.has(name))
+      .sort()
+      .sort((a, b) => Number.parseInt(a.split("_")[0]!, 10) - Number.parseInt(b.split("_")[0]!, 10));
+    for (const name of pending) {
+      const sql = `${fs.readFileSync(path.join(dir, name), "utf8")}\nINSERT INTO ${table} (name) values ('${name}');`;
+      try {
+        await executeBatch(d1, sql);
+      } catch (error) {
+        throw new Error(`migrations failed at ${name}: ${describeError(error)}`);
+      }
+    }
+  });
+}
+
+async function applyMigrationsProcess(stateDir: string, config?: string): Promise<void> {
+  const args = ["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir];
+  const result = await oneAtATime(stateDir, () =>
+    run(bin("wrangler"), [...args, ...(config ? ["--config", config] : [])]),
+  );
   if (result.code !== 0)
     throw new Error(`migrations failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
 }
@@ -69,10 +226,24 @@ export async function applyMigrations(stateDir: string, config?: string): Promis
  * another process's lock on the folder is tried again, up to 3 times.
  */
 export async function d1Execute(stateDir: string, sql: string, config?: string): Promise<Record<string, unknown>[]> {
-  const args = ["wrangler", "d1", "execute", "DB", "--local", "--persist-to", stateDir, "--json", "--command", sql];
   let last = "";
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const result = await oneAtATime(stateDir, () => run("npx", [...args, ...(config ? ["--config", config] : [])]));
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    if (IN_PROCESS) {
+      try {
+        return await oneAtATime(
+          stateDir,
+          async () => (await executeBatch((await openFolder(stateDir, config)).d1, sql)).at(-1)!,
+        );
+      } catch (error) {
+        last = describeError(error);
+        await sleep(100 * attempt);
+        continue;
+      }
+    }
+    const args = ["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--json", "--command", sql];
+    const result = await oneAtATime(stateDir, () =>
+      run(bin("wrangler"), [...args, ...(config ? ["--config", config] : [])]),
+    );
     if (result.code === 0)
       return (JSON.parse(result.stdout) as { results: Record<string, unknown>[] }[]).at(-1)!.results;
     last = `${result.stdout}\n${result.stderr}`;
@@ -80,28 +251,117 @@ export async function d1Execute(stateDir: string, sql: string, config?: string):
   throw new Error(`d1 execute failed:\n${last}`);
 }
 
-/** `npx tsx src/cli/main.ts <args>`: the admin CLI as a user runs it. */
-export const cli = (args: string[]) => run("npx", ["tsx", "src/cli/main.ts", ...args]);
+/** `tsx src/cli/main.ts <args>`: the admin CLI as a user runs it (`npm run admin -- <args>`). */
+export const cli = (args: string[]) => run(bin("tsx"), ["src/cli/main.ts", ...args]);
 
 /**
  * Each process that opens a state folder without a server (the CLI, `wrangler
  * d1 execute`) starts its own workerd on the folder's SQLite files; two at once
  * can trip workerd's own assertions or hang (seen in CI). So the processes of
- * one folder run one at a time, in the order they were asked for.
+ * one folder run one at a time, in the order they were asked for, and the
+ * in-process calls take their turns in the same queue.
  */
 const folderQueues = new Map<string, Promise<unknown>>();
 function oneAtATime<T>(stateDir: string, task: () => Promise<T>): Promise<T> {
-  const turn = (folderQueues.get(stateDir) ?? Promise.resolve()).then(task, task);
+  const key = path.resolve(stateDir);
+  const turn = (folderQueues.get(key) ?? Promise.resolve()).then(task, task);
   folderQueues.set(
-    stateDir,
+    key,
     turn.catch(() => undefined),
   );
   return turn;
 }
 
-/** `npx tsx src/cli/main.ts <args> --persist-to <dir> --json`, one process per folder at a time. */
-export const admin = (stateDir: string, args: string[]) =>
+/** `tsx src/cli/main.ts <args> --persist-to <dir> --json` as a child process, one per folder at a time. */
+export const adminProcess = (stateDir: string, args: string[]) =>
   oneAtATime(stateDir, () => cli([...args, "--persist-to", stateDir, "--json"]));
+
+/**
+ * `admin <args> --persist-to <dir> --json`: the exit code, stdout and stderr
+ * of that process. In this process when it can (IN_PROCESS), as
+ * src/cli/main.ts runs a command: the flags read with main.ts's own option
+ * table, COMMANDS[name] on the CLI's connection, run again while the database
+ * is locked, then one JSON line, or `error: <message>` on stderr and exit 1.
+ * Help, an unknown command, flags main.ts would refuse and --remote go to the
+ * real process.
+ */
+export async function admin(stateDir: string, args: string[]): Promise<RunResult> {
+  if (!IN_PROCESS) return adminProcess(stateDir, args);
+  const { COMMANDS, CliError, createDb, keyProblem } = await modules();
+  let parsed: { flags: Flags; name: string };
+  try {
+    parsed = parseCliArgs(args);
+  } catch {
+    return adminProcess(stateDir, args);
+  }
+  const { flags, name } = parsed;
+  const command = COMMANDS[name];
+  if (!command || flags.help || flags.remote) return adminProcess(stateDir, args);
+  return oneAtATime(stateDir, async () => {
+    try {
+      const { d1, keyEnv } = await openFolder(stateDir);
+      const webhookKey = () => {
+        const problem = keyProblem(keyEnv);
+        if (problem) throw new CliError(problem);
+        return keyEnv.WEBHOOK_SECRET_KEY!;
+      };
+      const result = await whileLocked(() => command(createDb(d1), flags, { webhookKey }));
+      return { code: 0, stdout: `${JSON.stringify(result)}\n`, stderr: "" };
+    } catch (error) {
+      const message = error instanceof CliError ? error.message : `unexpected error: ${describeError(error)}`;
+      return { code: 1, stdout: "", stderr: `error: ${message}\n` };
+    }
+  });
+}
+
+type Flags = Record<string, string | boolean | undefined>;
+type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+/** main.ts's `parseArgs` options, read from its source so that they cannot drift. */
+let cliOptions: Options | undefined;
+function parseCliArgs(args: string[]): { flags: Flags; name: string } {
+  if (!cliOptions) {
+    const source = fs.readFileSync(path.join(ROOT, "src/cli/main.ts"), "utf8");
+    const options = [
+      ...source.matchAll(/^\s*"?([\w-]+)"?: \{ type: "(string|boolean)"(?:, short: "(\w)")? \},?$/gm),
+    ].map(([, option, type, short]) => [option!, { type: type as "string" | "boolean", ...(short ? { short } : {}) }]);
+    if (!options.some(([option]) => option === "persist-to"))
+      throw new Error("harness: the parseArgs options of src/cli/main.ts were not found");
+    cliOptions = Object.fromEntries(options) as Options;
+  }
+  const { values, positionals } = parseArgs({
+    args: [...args, "--json"],
+    allowPositionals: true,
+    strict: true,
+    options: cliOptions,
+  });
+  return { flags: values, name: positionals.join(" ") };
+}
+
+// As src/cli/main.ts: a write that met a running server's lock failed whole and is run again.
+const LOCKED = /SQLITE_BUSY|database is locked|internal error; reference = /;
+async function whileLocked<T>(task: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await task();
+    } catch (error) {
+      const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error);
+      if (attempt >= attempts || !LOCKED.test(text)) throw error;
+      await sleep(100 * attempt);
+    }
+  }
+}
+
+/** An error's message and its cause's, as main.ts reports an unexpected one. */
+function describeError(error: unknown): string {
+  const text =
+    error instanceof Error
+      ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}`
+      : String(error);
+  if (/no such table/.test(text))
+    return `${text.trim()} — apply the migrations first: npx wrangler d1 migrations apply DB --local`;
+  return text.trim();
+}
 
 /** The one JSON line a successful `--json` CLI run prints; throws with the CLI's stderr otherwise. */
 export function jsonLine<T>(result: RunResult, what: string): T {
@@ -196,7 +456,6 @@ export class DevServer {
   static async start(stateDir: string, port: number, extraArgs: string[] = [], timeoutMs = 60_000): Promise<DevServer> {
     const inspector = await freePort();
     const args = [
-      "wrangler",
       "dev",
       "--ip",
       "127.0.0.1",
@@ -212,7 +471,7 @@ export class DevServer {
     ];
     const logFile = path.join(stateDir, `wrangler-dev-${port}.log`);
     const env = { ...ENV, WRANGLER_LOG_PATH: logFile };
-    const child = spawn("npx", args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(bin("wrangler"), args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const server = new DevServer(child, `http://127.0.0.1:${port}`, logFile, inspector);
     try {
       await server.waitUntilHealthy(timeoutMs);
@@ -227,7 +486,7 @@ export class DevServer {
     return this.log;
   }
 
-  /** The id of its process group (npx, wrangler and workerd): the bench reads the group's CPU time from /proc. */
+  /** The id of its process group (wrangler and workerd): the bench reads the group's CPU time from /proc. */
   get processGroup(): number | undefined {
     return this.child.pid;
   }
@@ -261,7 +520,7 @@ export class DevServer {
     return `${this.log}\n--- ${this.logFile} (tail) ---\n${debugLog}`;
   }
 
-  /** SIGTERM to the whole process group (npx, wrangler, workerd), SIGKILL if it lingers. */
+  /** SIGTERM to the whole process group (wrangler, workerd), SIGKILL if it lingers. */
   async stop(): Promise<void> {
     process.off("exit", this.killOnExit);
     const pid = this.child.pid;

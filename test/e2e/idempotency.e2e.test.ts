@@ -25,7 +25,6 @@ import {
   jsonLine,
   type RequestOptions,
   request,
-  run,
   type Tenant,
 } from "./harness";
 
@@ -70,22 +69,7 @@ beforeAll(async () => {
   fs.writeFileSync(configFile, limitConfig.text);
 
   await applyMigrations(idemDir);
-  const migrated = await run("npx", [
-    "wrangler",
-    "d1",
-    "migrations",
-    "apply",
-    "DB",
-    "--local",
-    "--persist-to",
-    limitDir,
-    "--config",
-    configFile,
-  ]);
-  if (migrated.code !== 0)
-    throw new Error(
-      `migrations (low-limit config) failed (exit ${migrated.code}):\n${migrated.stdout}\n${migrated.stderr}`,
-    );
+  await applyMigrations(limitDir, configFile); // the low-limit config's database and migrations
 
   // The servers boot side by side (separate state folders), then the CLI provisions the orgs.
   [idemServer, limitServer] = await Promise.all([

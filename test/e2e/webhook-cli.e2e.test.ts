@@ -5,12 +5,15 @@
 // refusals that exit non-zero, say why on stderr and change nothing (read back
 // with `wrangler d1 execute`). Also: the secret is never in D1 in the clear. No
 // server runs: these commands only read and write the database (delivery is
-// test/e2e/webhooks.e2e.test.ts).
+// test/e2e/webhooks.e2e.test.ts). Every command a test checks is a real CLI
+// process (adminProcess, cli); the orgs, endpoint and rows they start from are
+// set up, and the tables read back, in this process (admin, d1Execute: see
+// harness.ts).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, applyMigrations, cli, d1Execute, jsonLine, type RunResult, type Tenant } from "./harness";
+import { admin, adminProcess, applyMigrations, cli, d1Execute, jsonLine, type RunResult, type Tenant } from "./harness";
 
 const ALL_TYPES = [
   "lead.created",
@@ -50,12 +53,14 @@ const webhookState = () =>
     "SELECT 'endpoint' AS kind, id, org_id, url, events, status AS extra FROM webhook_endpoints UNION ALL SELECT 'secret', id, org_id, endpoint_id, ciphertext, expires_at FROM webhook_secrets UNION ALL SELECT 'replay', id, org_id, event_id, endpoint_id, requested_at FROM webhook_replays UNION ALL SELECT 'delivery', id, org_id, event_id, endpoint_id, status FROM webhook_deliveries ORDER BY 1, 2",
   );
 
-const webhook = (args: string[]) => admin(dir, ["webhook", ...args]);
+const webhook = (args: string[]) => adminProcess(dir, ["webhook", ...args]);
 
-async function add(org: Tenant, url: string, events?: string): Promise<Added> {
+/** `webhook add` through the real CLI, or in this process for a test's set-up. */
+async function add(org: Tenant, url: string, events?: string, run = webhook): Promise<Added> {
   const extra = events === undefined ? [] : ["--events", events];
-  return jsonLine<Added>(await webhook(["add", "--org", org.orgId, "--url", url, ...extra]), `webhook add ${url}`);
+  return jsonLine<Added>(await run(["add", "--org", org.orgId, "--url", url, ...extra]), `webhook add ${url}`);
 }
+const setUp = (args: string[]) => admin(dir, ["webhook", ...args]);
 
 /** Non-zero exit, nothing on stdout, `message` on stderr. */
 function expectRefused(result: RunResult, message: RegExp) {
@@ -74,7 +79,7 @@ beforeAll(async () => {
     jsonLine<Tenant>(await admin(dir, ["org", "create", "--name", name]), `org create ${name}`);
   const provisionA = async () => {
     orgA = await createOrg("Webhook CLI A");
-    addedA = await add(orgA, "https://hooks.example.com/a");
+    addedA = await add(orgA, "https://hooks.example.com/a", undefined, setUp);
     // No server runs here: the event and an attempt are written as the API and the queue consumer would.
     eventAt = Date.now();
     const body = JSON.stringify({ id: EVENT_A, type: "lead.created", timestamp: new Date(eventAt).toISOString() });
