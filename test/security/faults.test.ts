@@ -332,6 +332,7 @@ const viewOfChange = (op: Operation, f: Fixture, row: Record<string, unknown>) =
         updatedAt: new Date(row.updated_at as number).toISOString(),
         status: "completed",
         outcomeNote: "Treated the garage",
+        closedAt: new Date(row.closed_at as number).toISOString(),
       }
     : {
         id: f.incidentId,

@@ -17,7 +17,7 @@ export const DATE_FORM = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME_KEY = /^(dateTime|start|end|timestamp|estimatedCloseDate|now)$|At$/;
 const LOCAL_KEYS = new Set(["localStart", "localEnd", "localNow"]);
 /** Members that hold a local date (the call context's). */
-const DATE_KEYS = new Set(["localDate", "date"]);
+const DATE_KEYS = new Set(["localDate", "date", "firstVisitDate", "nextDueDate", "dueDate"]);
 /** A string that looks like a date or a date-time, whatever member holds it (a year of 4 or more digits, signed or not). */
 const LOOKS_LIKE_A_DATE = /^[+-]?\d{4,}-\d{2}-\d{2}(?:[Tt ]|$)/;
 

@@ -193,6 +193,11 @@ const SHARES: Record<string, [number, number][]> = {
     [409, 0.03],
     [422, 0.3],
   ],
+  // A plan's body fails more ways than a booking's (every, visits): fewer 200s.
+  "POST /api/v1/ai-agent/create-plan": [
+    [200, 0.05],
+    [422, 0.3],
+  ],
   // Two of the seeded visits have started: most closes meet one not started (409) or another org's (404).
   "POST /api/v1/incidents/{id}/close": [
     [200, 0.004],

@@ -158,6 +158,11 @@ const SHARES: Record<string, [number, number][]> = {
     [409, 0.03],
     [422, 0.3],
   ],
+  // A plan's body fails more ways than a booking's (every, visits): fewer 200s.
+  create_plan: [
+    [200, 0.05],
+    [422, 0.3],
+  ],
   // Two of the seeded visits have started: most closes meet one not started (409) or another org's (404).
   close_incident: [
     [200, 0.004],

@@ -388,6 +388,8 @@ async function scenario(zone: string, r: Run) {
     reason: t.reason,
   });
   expect(ended.body.cancelReason).toBe(t.reason.trim());
+  // The board of the day of the plan's first visit (its visit cancelled by now: the closed one may show).
+  await s.send("GET /api/v1/board", `/api/v1/board?date=${iso(third).slice(0, 10)}`, [200]);
 
   // Afterwards, every event of the run, page by page.
   let cursor: string | undefined;
