@@ -12,8 +12,8 @@ import type { RecordedEvent } from "../db/events";
 import { occupantsOf } from "../db/occupancy";
 import type { Org } from "../db/orgs";
 import { bookDueVisit, type Decision, deferPlan, duePlans, recordUnplaced } from "../db/plan-visits";
-import { decidable, decideAtOf, getPlan, type PlanRow } from "../db/plans";
-import { dueWindow, placeDueVisit } from "../scheduling/plans";
+import { getPlan, type PlanRow } from "../db/plans";
+import { decidable, decideAtOf, dueWindow, placeDueVisit } from "../scheduling/plans";
 import type { Catalogue } from "../scheduling/visits";
 import { normalisePostalCode, visitOf } from "../scheduling/visits";
 

@@ -9,7 +9,7 @@ import { and, asc, eq, lte, type SQL, sql } from "drizzle-orm";
 import { incidents, orgs, plans, planVisits } from "../../drizzle/schema";
 import { MINUTE } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import type { DuePlacement } from "../scheduling/plans";
+import { afterDecided, type DuePlacement } from "../scheduling/plans";
 import { scheduleOf } from "../scheduling/schedule";
 import type { Plan as VisitRequest } from "../scheduling/visits";
 import { type Db, errorText, inColumnOrder, insertWhere } from "./client";
@@ -17,7 +17,7 @@ import { actorOf, type RecordedEvent } from "./events";
 import { incidentView } from "./incidents";
 import { assignee, roomFor } from "./occupancy";
 import type { Org } from "./orgs";
-import { afterDecided, type PlanRow, planView } from "./plans";
+import { type PlanRow, planView } from "./plans";
 import { commitWrite } from "./write";
 
 /** A plan due for a decision, with its org as requests see it (but its catalogue, read apart once per org). */

@@ -5,11 +5,11 @@
 // src/db/plan-visits.ts.
 import { and, desc, eq, gt, sql } from "drizzle-orm";
 import { incidents, type PlanStatus, plans, planVisits } from "../../drizzle/schema";
-import { MINUTE, toIso, toIsoOrNull } from "../lib/datetime";
+import { toIso, toIsoOrNull } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { dueDate, type Every } from "../scheduling/plans";
+import { afterDecided, type Every } from "../scheduling/plans";
 import type { Schedule } from "../scheduling/schedule";
-import { type LocalDate, localDateOf, localIso, localToInstant } from "../scheduling/zone";
+import { localIso } from "../scheduling/zone";
 import type { PlanOut } from "../schemas/plans";
 import {
   type CursorPosition,
@@ -64,38 +64,6 @@ export function planView(row: PlanRow): PlanOut {
     cancelledAt: toIsoOrNull(row.cancelledAt),
     cancelReason: row.cancelReason,
   };
-}
-
-/** How far ahead a plan's visits are decided: 14 days, or the org's horizon when shorter (docs/api.md, "Plans"). */
-const LOOKAHEAD_DAYS = 14;
-export const lookaheadDays = (schedule: Schedule) => Math.min(LOOKAHEAD_DAYS, schedule.horizonDays);
-
-/** A `YYYY-MM-DD` as a local date (days since 1970-01-01). */
-const dayOf = (date: string): LocalDate => Date.parse(`${date}T00:00:00Z`) / (1440 * MINUTE);
-
-/** Whether a visit due on local `date` may be decided at `now`: due on or before the org's local today + the look-ahead. */
-export const decidable = (date: string, schedule: Schedule, now: number) =>
-  dayOf(date) <= localDateOf(now, schedule.timeZone) + lookaheadDays(schedule);
-
-/** The instant a visit due on `date` becomes decidable: the start of the local day the look-ahead before it. */
-export const decideAtOf = (date: string, schedule: Schedule) =>
-  localToInstant(dayOf(date) - lookaheadDays(schedule), 0, schedule.timeZone);
-
-/** What a plan needs to know of itself to say what comes after its decided visits. */
-type Cadence = Pick<PlanRow, "everyCount" | "everyUnit" | "visits" | "firstVisitDate">;
-
-export const everyOf = (plan: Cadence): Every => ({ count: plan.everyCount, unit: plan.everyUnit });
-
-/**
- * A plan once `made` visits are decided: completed when that is all its
- * visits, else active with the next visit's due date and the instant it
- * becomes decidable.
- */
-export function afterDecided(plan: Cadence, made: number, schedule: Schedule) {
-  if (plan.visits !== null && made >= plan.visits)
-    return { status: "completed" as PlanStatus, visitsMade: made, nextDueDate: null, decideAt: null };
-  const next = dueDate(plan.firstVisitDate, everyOf(plan), made);
-  return { status: "active" as PlanStatus, visitsMade: made, nextDueDate: next, decideAt: decideAtOf(next, schedule) };
 }
 
 /** The stored value of a column of the incident this batch booked (bound as `id`). */

@@ -4,12 +4,13 @@
 // and `now`. The candidates are the engine's own (findBookable), and the
 // technician the engine's assignment rule (assignmentOrder): this module
 // adds only the calendar of due dates and the order of preference.
-import { minutesOf } from "./schedule";
+import { MINUTE } from "../lib/datetime";
+import { minutesOf, type Schedule } from "./schedule";
 import type { Booking } from "./slots";
 import { assignmentOrder, findBookable, fleetFor, type Plan } from "./visits";
 import { dateString, type LocalDate, localDateOf, localToInstant } from "./zone";
 
-const DAY = 86_400_000;
+const DAY = 1440 * MINUTE;
 
 /** How often a plan's visits come: every `count` weeks or months. */
 export interface Every {
@@ -81,6 +82,44 @@ export function dueWindow(date: string, timeZone: string): { start: number; end:
     start: localToInstant(due - SLACK_DAYS, 0, timeZone),
     end: localToInstant(due + SLACK_DAYS + 1, 0, timeZone),
   };
+}
+
+/** How far ahead a plan's visits are decided: 14 days, or the org's horizon when shorter (docs/api.md, "Plans"). */
+const LOOKAHEAD_DAYS = 14;
+export const lookaheadDays = (schedule: Schedule) => Math.min(LOOKAHEAD_DAYS, schedule.horizonDays);
+
+/** A `YYYY-MM-DD` as a local date (days since 1970-01-01). */
+const dayOf = (date: string): LocalDate => Date.parse(`${date}T00:00:00Z`) / DAY;
+
+/** Whether a visit due on local `date` may be decided at `now`: due on or before the org's local today + the look-ahead. */
+export const decidable = (date: string, schedule: Schedule, now: number) =>
+  dayOf(date) <= localDateOf(now, schedule.timeZone) + lookaheadDays(schedule);
+
+/** The instant a visit due on `date` becomes decidable: the start of the local day the look-ahead before it. */
+export const decideAtOf = (date: string, schedule: Schedule) =>
+  localToInstant(dayOf(date) - lookaheadDays(schedule), 0, schedule.timeZone);
+
+/** What a plan needs to know of itself to say what comes after its decided visits (its stored columns). */
+export interface Cadence {
+  everyCount: number;
+  everyUnit: Every["unit"];
+  /** How many visits in all; null: until cancelled. */
+  visits: number | null;
+  firstVisitDate: string;
+}
+
+export const everyOf = (plan: Cadence): Every => ({ count: plan.everyCount, unit: plan.everyUnit });
+
+/**
+ * A plan once `made` visits are decided: completed when that is all its
+ * visits, else active with the next visit's due date and the instant it
+ * becomes decidable.
+ */
+export function afterDecided(plan: Cadence, made: number, schedule: Schedule) {
+  if (plan.visits !== null && made >= plan.visits)
+    return { status: "completed" as const, visitsMade: made, nextDueDate: null, decideAt: null };
+  const next = dueDate(plan.firstVisitDate, everyOf(plan), made);
+  return { status: "active" as const, visitsMade: made, nextDueDate: next, decideAt: decideAtOf(next, schedule) };
 }
 
 /** A plan's due visit, and what there is around it. */
