@@ -8,7 +8,7 @@ import { MINUTE } from "../lib/datetime";
 import { randomHex } from "../lib/hash";
 import { newId } from "../lib/ids";
 import { phoneColumnsOf } from "../lib/phones";
-import { DEFAULT_SCHEDULE, scheduleOf } from "../scheduling/schedule";
+import { DEFAULT_SCHEDULE, minutesOf, scheduleOf } from "../scheduling/schedule";
 import { openingsOn } from "../scheduling/slots";
 import { dateString, type LocalDate, localDateOf, localToInstant } from "../scheduling/zone";
 import { type Db, inColumnOrder, insertWhere } from "./client";
@@ -132,8 +132,6 @@ export function demoDate(now: number): LocalDate {
   while (openingsOn(schedule, date).length === 0) date++;
   return date;
 }
-
-const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3));
 
 /**
  * The demo's visits and hold on the next working day (the first local date
