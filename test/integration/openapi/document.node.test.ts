@@ -13,10 +13,18 @@ const doc = openApiDocument(OPERATIONS) as unknown as {
   paths: Record<string, Record<string, { responses: Record<string, unknown>; security?: unknown[] }>>;
   components: { securitySchemes: Record<string, { name: string }> };
 };
-// Served, but not API operations: the document itself, its page, the MCP endpoint and the voice
-// platforms' adapters under /api/v1/integrations/, which carry operations in the platforms' shapes
-// (docs/voice-agents.md).
-const NOT_OPERATIONS = new Set(["/api/v1/openapi.json", "/docs", "/mcp"]);
+// Served, but not API operations: the document itself, its page, the MCP endpoint, the dispatch
+// board's page and its files (docs/api.md, "The dispatch board"), and the voice platforms' adapters
+// under /api/v1/integrations/, which carry operations in the platforms' shapes (docs/voice-agents.md).
+const NOT_OPERATIONS = new Set([
+  "/api/v1/openapi.json",
+  "/docs",
+  "/mcp",
+  "/board",
+  "/board.js",
+  "/board.css",
+  "/board.svg",
+]);
 const notAnOperation = (path: string) => NOT_OPERATIONS.has(path) || path.startsWith("/api/v1/integrations/");
 
 describe("OpenAPI document", () => {
