@@ -22,6 +22,11 @@ const ALL_TYPES = [
   "incident.rescheduled",
   "incident.cancelled",
   "incident.reassigned",
+  "incident.completed",
+  "incident.no_show",
+  "plan.created",
+  "plan.cancelled",
+  "plan.visit_unplaced",
 ];
 /** `whsec_` + base64 of 32 bytes (the Standard Webhooks form). */
 const SECRET = /^whsec_([A-Za-z0-9+/]{43}=)$/;
