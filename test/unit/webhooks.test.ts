@@ -246,7 +246,7 @@ describe("the secrets' key", () => {
 describe("--events", () => {
   it("defaults to every type", () => {
     expect(parseEventTypes(undefined)).toStrictEqual([...EVENT_TYPES]);
-    expect(parseEventTypes(undefined)).toHaveLength(6);
+    expect(parseEventTypes(undefined)).toHaveLength(11);
   });
 
   it.each([
