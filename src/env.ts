@@ -40,7 +40,7 @@ export interface Variables {
   /** Set by the auth middleware: the key, its role and where the call came from; every event records it. */
   actor: Actor & { keyId: string; role: KeyRole };
   db: Db;
-  /** The raw JSON body as received (set by the body guard), hashed only for Idempotency-Key matching. */
+  /** The raw JSON body as received (set by the body reader), hashed only for Idempotency-Key matching. */
   rawBody: Uint8Array;
   /** The Idempotency-Key this request holds, if it sent one (set by the idempotency middleware). */
   idempotencyKey?: IdempotencyKey;

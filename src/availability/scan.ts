@@ -7,7 +7,7 @@ import type { Db } from "../db/client";
 import { bookingsOverlapping } from "../db/occupancy";
 import type { Org } from "../db/orgs";
 import { type Booking, bookableWindow, candidateSlots, type Slot, type SlotTimes, slotView } from "../scheduling/slots";
-import { findBookable, fleetFor, type Plan } from "../scheduling/visits";
+import { findBookable, fleetFor, type VisitRequest } from "../scheduling/visits";
 
 export interface ScanResult {
   slots: Slot[];
@@ -17,7 +17,7 @@ export interface ScanResult {
 
 export interface ScanQuery {
   org: Org;
-  plan: Plan;
+  request: VisitRequest;
   now: number;
   /** Starts at or after this (lifted to now + notice). */
   from: number;
@@ -28,14 +28,14 @@ export interface ScanQuery {
 
 export async function scanBookable(
   db: Db,
-  { org, plan, now, from, limit, alsoCover = [] }: ScanQuery,
+  { org, request, now, from, limit, alsoCover = [] }: ScanQuery,
 ): Promise<ScanResult> {
   const { schedule } = org;
   // No technician could ever take it (out of area, unqualified): nothing to scan.
-  const fleet = fleetFor(plan.technicians, plan.visit.skills, plan.postalCode);
+  const fleet = fleetFor(request.technicians, request.visit.skills, request.postalCode);
   if (!fleet.crew && fleet.reason)
     return { slots: [], covered: alsoCover.length > 0 ? await bookingsOverlapping(db, { org, now }, alsoCover) : [] };
-  const spanMs = plan.visit.durationMs + plan.visit.bufferMs;
+  const spanMs = request.visit.durationMs + request.visit.bufferMs;
   const horizon = bookableWindow(schedule, now);
   let cursor = Math.max(from, horizon.from);
   let windowSlots = 2 * limit + 8;
@@ -59,7 +59,7 @@ export async function scanBookable(
     covered ??= bookings;
     slots.push(
       ...findBookable({
-        plan,
+        request,
         bookings,
         maxBookingMs: org.maxBookingMs,
         now,
@@ -78,7 +78,7 @@ export async function scanBookable(
 const ALTERNATIVES = 3;
 
 /** Up to 3 bookable starts after `dateTime` for the same visit: the alternatives of a check or a refused booking. */
-export async function alternativesAfter(db: Db, org: Org, plan: Plan, now: number, dateTime: number) {
-  const { slots } = await scanBookable(db, { org, plan, now, from: dateTime + 1, limit: ALTERNATIVES });
-  return slots.map((s) => slotView(s, org.schedule.timeZone, plan.visit));
+export async function alternativesAfter(db: Db, org: Org, request: VisitRequest, now: number, dateTime: number) {
+  const { slots } = await scanBookable(db, { org, request, now, from: dateTime + 1, limit: ALTERNATIVES });
+  return slots.map((s) => slotView(s, org.schedule.timeZone, request.visit));
 }

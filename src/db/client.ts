@@ -137,3 +137,11 @@ export const errorText = (error: unknown): string =>
   error instanceof Error
     ? `${error.message} ${error.cause === undefined ? "" : errorText(error.cause)}`
     : String(error);
+
+/**
+ * Whether `error` is a write's meeting the unique index on `columns`
+ * ("table.column, …", as SQLite names them in its message): a batch that
+ * races another to the same key fails whole on it, nothing of it written.
+ */
+export const violatesUnique = (error: unknown, columns: string): boolean =>
+  errorText(error).includes(`UNIQUE constraint failed: ${columns}`);

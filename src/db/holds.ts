@@ -40,17 +40,17 @@ export async function holdPlace(
   db: Db,
   { org, placement, minutes, now, idempotencyKey }: HoldRequest,
 ): Promise<{ written: Written } | { written?: undefined; live: number }> {
-  const { plan, slot } = placement;
+  const { request, slot } = placement;
   const id = newId("hold", now);
   const row = inColumnOrder(holds, {
     id,
     orgId: org.id,
     startsAt: slot.start,
     endsAt: slot.end,
-    occupiedUntil: slot.end + plan.visit.bufferMs,
-    serviceId: plan.visit.serviceId,
+    occupiedUntil: slot.end + request.visit.bufferMs,
+    serviceId: request.visit.serviceId,
     technicianId: null,
-    postalCode: plan.postalCode,
+    postalCode: request.postalCode,
     expiresAt: now + minutes * MINUTE,
     endedAt: null,
     incidentId: null,
@@ -59,7 +59,7 @@ export async function holdPlace(
   const view = {
     holdId: id,
     expiresAt: toIso(row.expiresAt),
-    slot: slotView({ ...slot, remaining: 0 }, org.schedule.timeZone, plan.visit),
+    slot: slotView({ ...slot, remaining: 0 }, org.schedule.timeZone, request.visit),
     technicianId: null,
   };
   const place = placeValues({ org, now }, placement);

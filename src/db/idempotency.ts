@@ -1,7 +1,7 @@
 import { and, eq, exists, isNull, lt, lte, or, type Placeholder, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { idempotencyKeys, type WritableTable } from "../../drizzle/schema";
-import { type Db, param, prepared, preparedPer } from "./client";
+import { type Db, param, prepared, preparedPer, violatesUnique } from "./client";
 import type { RecordedEvent } from "./events";
 
 type Bound = string | Placeholder;
@@ -88,14 +88,6 @@ function claimStatements(db: Db, idempotencyKey: IdempotencyKey) {
   ] as const;
 }
 
-const KEY_CONFLICT = /UNIQUE constraint failed: idempotency_keys\./;
-
-function isKeyConflict(error: unknown): boolean {
-  const text =
-    error instanceof Error ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}` : "";
-  return KEY_CONFLICT.test(text);
-}
-
 /**
  * A write's batch, in one round trip: with a key not yet claimed, the claim
  * goes first (claimStatements), so a first attempt claims, writes and records
@@ -113,7 +105,7 @@ export async function writeBatch<T extends readonly [BatchItem<"sqlite">, ...Bat
     idempotencyKey.claimed = true;
     return results.slice(2) as unknown as BatchResponse<T>;
   } catch (error) {
-    if (isKeyConflict(error)) throw new KeyTaken();
+    if (violatesUnique(error, "idempotency_keys.org_id, idempotency_keys.key")) throw new KeyTaken();
     throw error;
   }
 }

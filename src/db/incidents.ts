@@ -132,9 +132,9 @@ export const heldBefore = (results: { hold?: unknown }): HoldRow | undefined =>
  * claim, the values that template binds, and its statements — the hold read
  * before (when one is named), the conditional insert, the hold used after.
  */
-export function bookingOf(request: BookingRequest) {
-  const { org, placement, open = true, incident, now, holdId } = request;
-  const { plan, slot } = placement;
+export function bookingOf(booking: BookingRequest) {
+  const { org, placement, open = true, incident, now, holdId } = booking;
+  const { request, slot } = placement;
   const id = newId("inc", now);
   const row = inColumnOrder(incidents, {
     ...incident,
@@ -143,9 +143,9 @@ export function bookingOf(request: BookingRequest) {
     status: "scheduled",
     startsAt: slot.start,
     endsAt: slot.end,
-    occupiedUntil: slot.end + plan.visit.bufferMs,
-    serviceId: plan.visit.serviceId,
-    arrivalWindowMinutes: plan.visit.windowMs / MINUTE,
+    occupiedUntil: slot.end + request.visit.bufferMs,
+    serviceId: request.visit.serviceId,
+    arrivalWindowMinutes: request.visit.windowMs / MINUTE,
     createdAt: now,
     updatedAt: now,
   });
@@ -160,7 +160,7 @@ export function bookingOf(request: BookingRequest) {
     nameLower: incident.clientName.toLowerCase(),
     view,
     holdId,
-    holdPostalCode: plan.postalCode,
+    holdPostalCode: request.postalCode,
   };
   const statements = (db: Db): Record<string, BatchItem<"sqlite">> => {
     const inserted = template.insert(db, values);

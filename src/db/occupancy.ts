@@ -9,7 +9,7 @@ import { MINUTE } from "../lib/datetime";
 import { coversSql, offOnSql, qualifiedSql } from "../scheduling/eligibility";
 import { overlapsSql } from "../scheduling/overlap";
 import type { Booking, SlotTimes } from "../scheduling/slots";
-import type { Plan, Technician } from "../scheduling/visits";
+import type { Technician, VisitRequest } from "../scheduling/visits";
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
 import { type Db, param, prepared } from "./client";
 import type { Org } from "./orgs";
@@ -172,16 +172,16 @@ const occupancyRead = prepared((db) => occupancyOf(db, CENSUS_TEMPLATE, { start:
 
 /** Where a visit goes: its times, and who may take it (null in crew mode). */
 export interface Placement {
-  plan: Plan;
+  request: VisitRequest;
   /** [start, end) of the visit, a start the caller has assessed bookable. */
   slot: SlotTimes;
   /** The eligible technicians on duty for it (onDutyFor), by id; null in crew mode. */
   candidates: Technician[] | null;
 }
 
-export const spanOf = ({ plan, slot }: Placement): SlotTimes => ({
+export const spanOf = ({ request, slot }: Placement): SlotTimes => ({
   start: slot.start,
-  end: slot.end + plan.visit.bufferMs,
+  end: slot.end + request.visit.bufferMs,
 });
 
 /**
@@ -252,15 +252,15 @@ interface Assignment {
 }
 
 function assignmentOf(placement: Placement): Assignment {
-  const { plan, slot, candidates } = placement;
-  const date = localDateOf(slot.start, plan.schedule.timeZone);
+  const { request, slot, candidates } = placement;
+  const date = localDateOf(slot.start, request.schedule.timeZone);
   return {
     candidates: JSON.stringify((candidates ?? []).map((t) => t.id)),
-    skills: JSON.stringify(plan.visit.skills),
-    postalCode: plan.postalCode,
+    skills: JSON.stringify(request.visit.skills),
+    postalCode: request.postalCode,
     date: dateString(date),
-    dayStart: localToInstant(date, 0, plan.schedule.timeZone),
-    dayEnd: localToInstant(date + 1, 0, plan.schedule.timeZone),
+    dayStart: localToInstant(date, 0, request.schedule.timeZone),
+    dayEnd: localToInstant(date + 1, 0, request.schedule.timeZone),
     span: spanOf(placement),
   };
 }

@@ -11,8 +11,8 @@ import { MINUTE } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { afterDecided, type DuePlacement } from "../scheduling/plans";
 import { scheduleOf } from "../scheduling/schedule";
-import type { Plan as VisitRequest } from "../scheduling/visits";
-import { type Db, errorText, inColumnOrder, insertWhere } from "./client";
+import type { VisitRequest } from "../scheduling/visits";
+import { type Db, inColumnOrder, insertWhere, violatesUnique } from "./client";
 import { actorOf, type RecordedEvent } from "./events";
 import { incidentView } from "./incidents";
 import { assignee, roomFor } from "./occupancy";
@@ -106,7 +106,7 @@ function moveOn(db: Db, { org, plan, now }: Decision) {
 }
 
 /** A second decision of one visit: its record's primary key stopped the batch, and nothing of it was written. */
-const decidedBefore = (error: unknown) => /UNIQUE constraint failed: plan_visits\./.test(errorText(error));
+const decidedBefore = (error: unknown) => violatesUnique(error, "plan_visits.plan_id, plan_visits.k");
 
 /**
  * Books the plan's due visit where `placement` says, in one conditional
@@ -140,7 +140,7 @@ export async function bookDueVisit(db: Db, decision: Decision, placement: DuePla
     planId: plan.id,
   });
   const chosen = request.technicians.find((t) => t.id === placement.technicianId);
-  const where = { plan: request, slot, candidates: chosen ? [chosen] : null };
+  const where = { request, slot, candidates: chosen ? [chosen] : null };
   const census = { org, now };
   const technician = chosen ? assignee(census, where, chosen.id) : null;
   const inserted = insertWhere(

@@ -144,7 +144,7 @@ export async function createPlan(
     ...afterDecided(cadence, 1, schedule),
     id: planId,
     orgId: org.id,
-    serviceId: placement.plan.visit.serviceId,
+    serviceId: placement.request.visit.serviceId,
     postalCode: incident.postalCode,
     clientName: incident.clientName,
     insectName: incident.insectName,

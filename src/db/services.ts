@@ -9,7 +9,7 @@ import { newId } from "../lib/ids";
 import type { Service } from "../scheduling/visits";
 import type { ServiceOut } from "../schemas/services";
 import { catalogueQueries, orgQuery, type ServiceRow, serviceOf, serviceView } from "./catalogue";
-import { type Db, errorText } from "./client";
+import { type Db, violatesUnique } from "./client";
 import { guard, stoppedBy } from "./guards";
 
 /** The most services an org may define (GET /api/v1/services lists them all, unpaged). */
@@ -51,8 +51,7 @@ const dropDefault = (db: Db, orgId: string, except: string) =>
     .where(and(eq(services.orgId, orgId), eq(services.isDefault, true), ne(services.id, except)));
 
 /** The unique index on (org, lower-cased name), which a racing add or rename can meet. */
-const nameClash = (error: unknown) =>
-  /UNIQUE constraint failed: services\.org_id, services\.name_lower/.test(errorText(error));
+const nameClash = (error: unknown) => violatesUnique(error, "services.org_id, services.name_lower");
 
 /** The org (none: unknown) and all its services, in one round trip: what a service write checks. */
 const orgAndServices = (db: Db, orgId: string) =>

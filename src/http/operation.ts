@@ -42,7 +42,7 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   roles: readonly KeyRole[];
   summary: string;
   description: string;
-  /** The JSON body of a POST (every POST has one, if only `{}`): the body guard and validation come with it. */
+  /** The JSON body of a POST (every POST has one, if only `{}`): the body reader and validation come with it. */
   body?: B;
   /** A real request body (a POST) for the document; GET parameters carry theirs in their schemas. */
   example?: Record<string, unknown>;

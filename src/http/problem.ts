@@ -13,7 +13,7 @@ export interface FieldError {
   message: string;
 }
 
-/** A problem of the catalogue (errors.ts); its status and title come from there. */
+/** A problem type (errors.ts); its status and title come from there. */
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
 

@@ -5,7 +5,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import type * as z from "zod";
 import type { Org } from "../db/orgs";
 import { normalizePhone } from "../lib/phones";
-import { chooseService, normalisePostalCode, type Plan, visitOf } from "../scheduling/visits";
+import { chooseService, normalisePostalCode, type VisitRequest, visitOf } from "../scheduling/visits";
 import { CALLERS_PHONE } from "../schemas/common";
 import { ApiError, type FieldError, validationFailed } from "./problem";
 
@@ -170,10 +170,10 @@ export function e164OrFail(text: string, country: string, path = "phone"): strin
  * its service (`serviceId`, else by `insectName`, else the default) and
  * place. 422 `not_found` on serviceId when it names no active service of the org.
  */
-export function planOrFail(
+export function requestOrFail(
   org: Org,
   request: { serviceId?: string | null; insectName?: string | null; postalCode?: string | null },
-): Plan {
+): VisitRequest {
   const service = chooseService(org.catalogue.services, request);
   if (service === undefined)
     throw validationFailed([

@@ -19,7 +19,7 @@ const noQuery = once(() => z.strictObject({}));
 /**
  * The middleware an operation needs, in the order of checks of docs/api.md
  * ("Errors"), after authentication and routing: the key's role (403), rate
- * limit (429), the body guard (415, 413, 400), validation (422), then
+ * limit (429), the body reader (415, 413, 400), validation (422), then
  * Idempotency-Key on every POST.
  */
 function middlewareOf(op: Operation): MiddlewareHandler<AppEnv>[] {

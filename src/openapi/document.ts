@@ -36,7 +36,7 @@ function retryAfterHeader(entries: ProblemEntry[]) {
   return { headers: z.object({ "Retry-After": sending === entries.length ? retryAfter : retryAfter.optional() }) };
 }
 
-/** The problems an operation can answer, grouped by status, described from the catalogue. */
+/** The problems an operation can answer, grouped by status, described from the problem types (src/http/errors.ts). */
 function problemResponses(op: Operation): ZodOpenApiResponsesObject {
   const codes = [
     ...EVERY_OPERATION,

@@ -11,7 +11,7 @@ import type { AppEnv } from "../env";
 import { boundCaller, callerMismatch } from "../http/caller";
 import { defineOperation } from "../http/operation";
 import { holdLimitReached, slotUnavailable, validationFailed } from "../http/problem";
-import { e164OrFail, planOrFail } from "../http/validate";
+import { e164OrFail, requestOrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
 import { toIso } from "../lib/datetime";
 import { type Reason, slotView } from "../scheduling/slots";
@@ -61,9 +61,9 @@ export const aiAgentOperations = [
     handler: async (c, { body: { dateTime, limit, ...visit } }) => {
       const { db, org } = c.var;
       const { timeZone } = org.schedule;
-      const plan = planOrFail(org, visit);
-      const { slots } = await scanBookable(db, { org, plan, now: Date.now(), from: dateTime, limit });
-      return c.json({ timeZone, slots: slots.map((slot) => slotView(slot, timeZone, plan.visit)) }, 200);
+      const request = requestOrFail(org, visit);
+      const { slots } = await scanBookable(db, { org, request, now: Date.now(), from: dateTime, limit });
+      return c.json({ timeZone, slots: slots.map((slot) => slotView(slot, timeZone, request.visit)) }, 200);
     },
   }),
   defineOperation({
@@ -109,28 +109,28 @@ export const aiAgentOperations = [
       const { db, org } = c.var;
       const { timeZone } = org.schedule;
       const now = Date.now();
-      const plan = planOrFail(org, visit);
-      const { slot, fits, reason: unavailable } = assessVisit(plan, now, dateTime);
+      const request = requestOrFail(org, visit);
+      const { slot, fits, reason: unavailable } = assessVisit(request, now, dateTime);
       // Alternatives and the visits occupying this one's span come from one round trip.
-      const span = slot && { start: slot.start, end: slot.end + plan.visit.bufferMs };
+      const span = slot && { start: slot.start, end: slot.end + request.visit.bufferMs };
       const { slots, covered } = await scanBookable(db, {
         org,
-        plan,
+        request,
         now,
         from: dateTime + 1,
         limit: 3,
         alsoCover: span ? [span] : [],
       });
       // A crew visit that does not fit its day has no place, whatever the crews.
-      const remaining = slot && fits ? placesCounter(plan, covered, org.maxBookingMs)(slot.start) : 0;
+      const remaining = slot && fits ? placesCounter(request, covered, org.maxBookingMs)(slot.start) : 0;
       const reason: Reason | null = unavailable ?? (remaining > 0 ? null : "fully_booked");
       return c.json(
         {
           dateTime: toIso(dateTime),
           available: reason === null,
           reason,
-          slot: slot ? slotView({ start: slot.start, end: slot.end, remaining }, timeZone, plan.visit) : null,
-          alternatives: slots.map((s) => slotView(s, timeZone, plan.visit)),
+          slot: slot ? slotView({ start: slot.start, end: slot.end, remaining }, timeZone, request.visit) : null,
+          alternatives: slots.map((s) => slotView(s, timeZone, request.visit)),
         },
         200,
       );
@@ -191,19 +191,19 @@ export const aiAgentOperations = [
     errors: ["slot_unavailable", "hold_limit_reached"],
     handler: async (c, { body: { dateTime, holdMinutes, ...visit } }) => {
       const { db, org, idempotencyKey } = c.var;
-      const plan = planOrFail(org, visit);
+      const request = requestOrFail(org, visit);
       const now = Date.now();
-      const { slot, reason } = assessVisit(plan, now, dateTime);
-      const candidates = slot && onDutyFor(plan, slot.start);
+      const { slot, reason } = assessVisit(request, now, dateTime);
+      const candidates = slot && onDutyFor(request, slot.start);
       let live: number;
       if (reason === null && slot && candidates?.length !== 0) {
-        const placement = { plan, slot, candidates };
+        const placement = { request, slot, candidates };
         const held = await holdPlace(db, { org, placement, minutes: holdMinutes, now, idempotencyKey });
         if (held.written) return writtenResponse(c, held.written);
         live = held.live;
       } else live = await liveHolds(db, org, now);
       if (live >= MAX_LIVE_HOLDS) throw holdLimitReached();
-      throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
+      throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, request, now, dateTime));
     },
   }),
   defineOperation({
@@ -287,17 +287,21 @@ export async function bookOrRefuse(
   // An agent's booking with no phone is the caller's (a reported one); another phone is kept as given.
   const given = phone === null ? null : e164OrFail(phone, org.country);
   const incident = { ...details, phone: given ?? (actor.role === "agent" ? actor.callerPhone : null) };
-  const plan = planOrFail(org, { serviceId, insectName: details.insectName, postalCode: details.postalCode });
+  const request = requestOrFail(org, { serviceId, insectName: details.insectName, postalCode: details.postalCode });
   const now = Date.now();
-  const { slot, reason } = assessVisit(plan, now, dateTime);
-  const candidates = slot && onDutyFor(plan, slot.start);
+  const { slot, reason } = assessVisit(request, now, dateTime);
+  const candidates = slot && onDutyFor(request, slot.start);
   const open = reason === null && candidates?.length !== 0;
   // A live hold for this visit books it whatever the worker thinks of the start now.
   const booked =
     open || holdId !== null
       ? await book({
           org,
-          placement: { plan, slot: slot ?? { start: dateTime, end: dateTime + plan.visit.durationMs }, candidates },
+          placement: {
+            request,
+            slot: slot ?? { start: dateTime, end: dateTime + request.visit.durationMs },
+            candidates,
+          },
           open,
           incident,
           now,
@@ -308,7 +312,7 @@ export async function bookOrRefuse(
       : {};
   if (booked.written) return writtenResponse(c, booked.written);
   if (holdId !== null) refuseHold(holdId, booked.hold, now);
-  const alternatives = await alternativesAfter(db, org, plan, now, dateTime);
+  const alternatives = await alternativesAfter(db, org, request, now, dateTime);
   throw slotUnavailable(reason ?? "fully_booked", alternatives, holdId === null ? {} : { holdExpired: true });
 }
 

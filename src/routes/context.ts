@@ -4,7 +4,7 @@
 
 import { scanBookable } from "../availability/scan";
 import { defineOperation } from "../http/operation";
-import { planOrFail } from "../http/validate";
+import { requestOrFail } from "../http/validate";
 import { toIso } from "../lib/datetime";
 import { WEEKDAYS } from "../scheduling/schedule";
 import { slotView } from "../scheduling/slots";
@@ -67,8 +67,8 @@ export const contextOperations = [
           intervals: closedDates.includes(text) ? [] : weeklyHours[WEEKDAYS[day]!],
         };
       };
-      const plan = planOrFail(org, {});
-      const { slots } = await scanBookable(db, { org, plan, now, from: now, limit: 1 });
+      const request = requestOrFail(org, {});
+      const { slots } = await scanBookable(db, { org, request, now, from: now, limit: 1 });
       const [next] = slots;
       return c.json(
         {
@@ -88,7 +88,7 @@ export const contextOperations = [
               arrivalWindowMinutes,
               keywords,
             })),
-          nextAvailable: next ? slotView(next, timeZone, plan.visit) : null,
+          nextAvailable: next ? slotView(next, timeZone, request.visit) : null,
         },
         200,
       );

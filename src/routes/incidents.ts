@@ -16,7 +16,7 @@ import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
 import { MINUTE } from "../lib/datetime";
-import { assessVisit, normalisePostalCode, onDutyFor, type Plan, visitOf } from "../scheduling/visits";
+import { assessVisit, normalisePostalCode, onDutyFor, type VisitRequest, visitOf } from "../scheduling/visits";
 import {
   cancelIncidentBody,
   closeIncidentBody,
@@ -218,16 +218,16 @@ export const incidentOperations = [
         if (isClosed(seen)) throw notChangeable("closed");
         if (seen.startsAt <= now) throw notChangeable("in_the_past");
         if (seen.startsAt === dateTime) return c.json(incidentView(seen, org.schedule.timeZone), 200);
-        const plan = planOfVisit(org, seen);
+        const request = requestOfVisit(org, seen);
         // The change did not apply and the incident is as it was: the slot was full.
         if (tried && sameState(tried, seen))
-          throw slotUnavailable("fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
-        const { slot, reason } = assessVisit(plan, now, dateTime);
-        const candidates = slot && onDutyFor(plan, slot.start);
+          throw slotUnavailable("fully_booked", await alternativesAfter(db, org, request, now, dateTime));
+        const { slot, reason } = assessVisit(request, now, dateTime);
+        const candidates = slot && onDutyFor(request, slot.start);
         if (reason !== null || !slot || candidates?.length === 0)
-          throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, plan, now, dateTime));
+          throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, request, now, dateTime));
         tried = seen;
-        const { durationMs, bufferMs } = plan.visit;
+        const { durationMs, bufferMs } = request.visit;
         return {
           changed: {
             ...seen,
@@ -236,7 +236,7 @@ export const incidentOperations = [
             occupiedUntil: slot.start + durationMs + bufferMs,
             updatedAt: now,
           },
-          move: { plan, slot: { start: slot.start, end: slot.start + durationMs }, candidates },
+          move: { request, slot: { start: slot.start, end: slot.start + durationMs }, candidates },
         };
       });
     },
@@ -283,7 +283,7 @@ export const incidentOperations = [
  * with the length, buffer and arrival window it was booked with (a visit of no
  * service takes the schedule's slot length now, as a booking would).
  */
-function planOfVisit(org: Org, row: IncidentRow): Plan {
+function requestOfVisit(org: Org, row: IncidentRow): VisitRequest {
   const service = org.catalogue.services.find((s) => s.id === row.serviceId) ?? null;
   const visit = visitOf(org.schedule, service);
   return {

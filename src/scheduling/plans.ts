@@ -1,13 +1,13 @@
 // Service plans (docs/api.md, "Plans"): when each visit of a plan is due, and where
 // a due visit goes. Pure: callers pass the org's schedule and technicians
-// (the engine's Plan, visits.ts), the visits and holds around the due date,
+// (the engine's VisitRequest, visits.ts), the visits and holds around the due date,
 // and `now`. The candidates are the engine's own (findBookable), and the
 // technician the engine's assignment rule (assignmentOrder): this module
 // adds only the calendar of due dates and the order of preference.
 import { MINUTE } from "../lib/datetime";
 import { minutesOf, type Schedule } from "./schedule";
 import type { Booking } from "./slots";
-import { assignmentOrder, findBookable, fleetFor, type Plan } from "./visits";
+import { assignmentOrder, findBookable, fleetFor, type VisitRequest } from "./visits";
 import { dateString, type LocalDate, localDateOf, localToInstant } from "./zone";
 
 const DAY = 1440 * MINUTE;
@@ -125,11 +125,11 @@ export function afterDecided(plan: Cadence, made: number, schedule: Schedule) {
 /** A plan's due visit, and what there is around it. */
 export interface DueVisit {
   /**
-   * The engine's request for places (visits.ts Plan): the org's schedule,
+   * The engine's request for places (visits.ts VisitRequest): the org's schedule,
    * the visit of the plan's service, the org's technicians (inactive ones
    * too), and the plan's postal code, normalised.
    */
-  request: Plan;
+  request: VisitRequest;
   /** The plan's technician (its first visit's); null in crew mode. One no longer eligible is passed over. */
   technicianId: string | null;
   /** The local due date (`YYYY-MM-DD`, dueDate's) and the plan's `localTime` (`"HH:MM"`). */
@@ -177,7 +177,7 @@ export function placeDueVisit(input: DueVisit): DuePlacement | null {
   const window = dueWindow(input.dueDate, timeZone);
   const bookings = [...input.visits, ...input.held].sort((a, b) => a.startsAt - b.startsAt);
   const candidates = findBookable({
-    plan: request,
+    request,
     bookings,
     maxBookingMs,
     now,

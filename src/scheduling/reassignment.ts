@@ -11,9 +11,9 @@ import {
   assignmentOrder,
   type Catalogue,
   normalisePostalCode,
-  type Plan,
   type Service,
   type Technician,
+  type VisitRequest,
 } from "./visits";
 import { dateString, localDateOf, localToInstant } from "./zone";
 
@@ -131,7 +131,7 @@ export function place<V extends BookedVisit>(
   const unplaced: string[] = [];
   for (const visit of visits) {
     const needs = needsOf(visit, catalogue.services, schedule.timeZone);
-    const plan: Plan = {
+    const request: VisitRequest = {
       schedule,
       // As booked: its own span and buffer, its service's skills now.
       visit: {
@@ -145,7 +145,7 @@ export function place<V extends BookedVisit>(
       postalCode: needs.postalCode,
     };
     const sameDay = booked.filter((b) => dateOf(b.startsAt, schedule.timeZone) === needs.date);
-    const [chosen] = assignmentOrder(plan, [...booked, ...around.held], visit.startsAt, sameDay);
+    const [chosen] = assignmentOrder(request, [...booked, ...around.held], visit.startsAt, sameDay);
     if (!chosen) {
       unplaced.push(visit.id);
       continue;

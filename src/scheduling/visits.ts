@@ -117,7 +117,7 @@ export function fleetFor(
 }
 
 /** A request for places: the visit, where, and who may do it. */
-export interface Plan {
+export interface VisitRequest {
   schedule: Schedule;
   visit: Visit;
   /** The org's technicians (inactive ones are ignored); none active: crew mode. */
@@ -127,7 +127,7 @@ export interface Plan {
 }
 
 /**
- * A counter of places for visits of `plan` starting at given instants, to be
+ * A counter of places for visits of `request` starting at given instants, to be
  * asked in ascending order. `bookings` must be sorted by start and hold every
  * visit whose occupied span overlaps those of the asked starts; none occupies
  * longer than `maxBookingMs`, which bounds the scan.
@@ -137,9 +137,9 @@ export interface Plan {
  * for the whole visit with no visit of theirs occupying its span. Whether
  * the start itself can be booked at all is assessVisit's.
  */
-export function placesCounter(plan: Plan, bookings: Booking[], maxBookingMs: number) {
-  const { schedule, visit } = plan;
-  const fleet = fleetFor(plan.technicians, visit.skills, plan.postalCode);
+export function placesCounter(request: VisitRequest, bookings: Booking[], maxBookingMs: number) {
+  const { schedule, visit } = request;
+  const fleet = fleetFor(request.technicians, visit.skills, request.postalCode);
   const duty = dutyRoster(schedule);
   let low = 0;
   let high = 0;
@@ -208,16 +208,21 @@ export function dutyRoster(schedule: Schedule) {
 }
 
 /**
- * The technicians who may take a visit of `plan` starting at `start`, in the
+ * The technicians who may take a visit of `request` starting at `start`, in the
  * order the booking assigns them: eligible, on duty, free for the span; the
  * fewest visits starting on that local day first (`dayBookings`: the
  * scheduled visits of that day, one per visit), ties by id. Empty in crew mode.
  */
-export function assignmentOrder(plan: Plan, bookings: Booking[], start: number, dayBookings: Booking[]): Technician[] {
-  const { visit } = plan;
-  const fleet = fleetFor(plan.technicians, visit.skills, plan.postalCode);
+export function assignmentOrder(
+  request: VisitRequest,
+  bookings: Booking[],
+  start: number,
+  dayBookings: Booking[],
+): Technician[] {
+  const { visit } = request;
+  const fleet = fleetFor(request.technicians, visit.skills, request.postalCode);
   if (fleet.crew) return [];
-  const duty = dutyRoster(plan.schedule);
+  const duty = dutyRoster(request.schedule);
   const span = { start, end: start + visit.durationMs + visit.bufferMs };
   const busy = new Set(bookings.filter((b) => overlaps(b, span)).map((b) => b.technicianId));
   const load = (t: Technician) => dayBookings.filter((b) => b.technicianId === t.id).length;
@@ -229,7 +234,7 @@ export function assignmentOrder(plan: Plan, bookings: Booking[], start: number, 
 }
 
 export interface SlotQuery {
-  plan: Plan;
+  request: VisitRequest;
   /** Sorted by start; every visit occupying an instant of a span that starts in [from, until). */
   bookings: Booking[];
   maxBookingMs: number;
@@ -242,14 +247,14 @@ export interface SlotQuery {
 
 /** The first `limit` bookable starts at or after `from` (lifted to now + notice), ascending, with their places. */
 export function findBookable(query: SlotQuery): Slot[] {
-  const { plan } = query;
-  const { schedule, visit } = plan;
+  const { request } = query;
+  const { schedule, visit } = request;
   const found: Slot[] = [];
-  const fleet = fleetFor(plan.technicians, visit.skills, plan.postalCode);
+  const fleet = fleetFor(request.technicians, visit.skills, request.postalCode);
   if (query.limit <= 0 || (!fleet.crew && fleet.reason)) return found;
   const window = bookableWindow(schedule, query.now);
   const until = Math.min(window.until, query.until ?? Number.POSITIVE_INFINITY);
-  const places = placesCounter(plan, query.bookings, query.maxBookingMs);
+  const places = placesCounter(request, query.bookings, query.maxBookingMs);
   for (const slot of candidateSlots(schedule, Math.max(query.from, window.from), until)) {
     const end = slot.start + visit.durationMs;
     if (fleet.crew && end > slot.closing) continue;
@@ -260,22 +265,22 @@ export function findBookable(query: SlotQuery): Slot[] {
 }
 
 /**
- * The visit of `plan` starting exactly at `at` (null when `at` is no slot
+ * The visit of `request` starting exactly at `at` (null when `at` is no slot
  * start of an open date), whether it fits its day (a crew visit must end by
  * its interval's closing; a technician's hours are counted with the places),
  * and why it cannot be booked, places aside (the caller adds `fully_booked`),
  * in the order docs/api.md gives ("Check").
  */
 export function assessVisit(
-  plan: Plan,
+  request: VisitRequest,
   now: number,
   at: number,
 ): { slot: SlotTimes | null; fits: boolean; reason: Exclude<Reason, "fully_booked"> | null } {
-  const { schedule, visit } = plan;
+  const { schedule, visit } = request;
   const { slot: grid, reason } = assessSlot(schedule, now, at);
   const end = at + visit.durationMs;
   const slot = grid && writable(end, schedule.timeZone) ? { start: at, end } : null;
-  const fleet = fleetFor(plan.technicians, visit.skills, plan.postalCode);
+  const fleet = fleetFor(request.technicians, visit.skills, request.postalCode);
   const fits = slot !== null && (!fleet.crew || end <= grid!.closing);
   if (reason !== null && reason !== "too_soon") return { slot, fits, reason };
   if (!slot) return { slot, fits, reason: "not_a_slot_start" };
@@ -285,13 +290,13 @@ export function assessVisit(
 }
 
 /**
- * Who may be assigned a visit of `plan` starting at `start`, visits aside:
+ * Who may be assigned a visit of `request` starting at `start`, visits aside:
  * the eligible technicians on duty for it, by id; null in crew mode. The
  * booking statement then takes the first of them free, fewest visits first.
  */
-export function onDutyFor(plan: Plan, start: number): Technician[] | null {
-  const fleet = fleetFor(plan.technicians, plan.visit.skills, plan.postalCode);
+export function onDutyFor(request: VisitRequest, start: number): Technician[] | null {
+  const fleet = fleetFor(request.technicians, request.visit.skills, request.postalCode);
   if (fleet.crew) return null;
-  const duty = dutyRoster(plan.schedule);
-  return fleet.eligible.filter((t) => duty(t, start, start + plan.visit.durationMs));
+  const duty = dutyRoster(request.schedule);
+  return fleet.eligible.filter((t) => duty(t, start, start + request.visit.durationMs));
 }

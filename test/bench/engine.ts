@@ -18,9 +18,9 @@ import {
   findBookable,
   fleetFor,
   normalisePostalCode,
-  type Plan,
   type Service,
   type Technician,
+  type VisitRequest,
   visitOf,
 } from "../../src/scheduling/visits";
 import { forgetZoneCaches } from "../../src/scheduling/zone";
@@ -125,7 +125,7 @@ function crewBookings(capacity: number): Booking[] {
 
 interface Case {
   name: string;
-  plan: Plan;
+  request: VisitRequest;
   bookings: Booking[];
   /** Technicians taking the visit (or crew capacity). */
   eligible: string;
@@ -133,11 +133,11 @@ interface Case {
 
 function caseOf(name: string, technicians: Technician[], capacity = 1): Case {
   const s = { ...schedule, capacity };
-  const plan: Plan = { schedule: s, visit: visitOf(s, service), technicians, postalCode: POSTAL_CODE };
-  const fleet = fleetFor(technicians, plan.visit.skills, plan.postalCode);
+  const request: VisitRequest = { schedule: s, visit: visitOf(s, service), technicians, postalCode: POSTAL_CODE };
+  const fleet = fleetFor(technicians, request.visit.skills, request.postalCode);
   return {
     name,
-    plan,
+    request,
     bookings: fleet.crew ? crewBookings(capacity) : technicianBookings(technicians),
     eligible: fleet.crew ? `crew of ${capacity}` : `${fleet.eligible.length} of ${technicians.length}`,
   };
@@ -153,8 +153,8 @@ const percentile = (sorted: number[], p: number) =>
  * the org before; cold: emptied before each call (outside the timing), as for
  * an isolate's first request (its code already compiled).
  */
-function measure({ plan, bookings }: Case, cold: boolean) {
-  const query = { plan, bookings, maxBookingMs: 8 * 60 * MINUTE, now: NOW, from: NOW, limit: LIMIT };
+function measure({ request, bookings }: Case, cold: boolean) {
+  const query = { request, bookings, maxBookingMs: 8 * 60 * MINUTE, now: NOW, from: NOW, limit: LIMIT };
   let slots = findBookable(query);
   for (let i = 0; i < WARMUP_CALLS; i++) slots = findBookable(query);
   const times: number[] = [];

@@ -1,7 +1,7 @@
 // Authentication matrix (docs/api.md, "Authentication"): every credential failure —
 // missing, empty, whitespace, malformed, over-long, non-ASCII, revoked,
 // unknown, another org's, duplicated, sent elsewhere than the two headers —
-// on every endpoint (the sample of every operation of the test catalogue,
+// on every endpoint (the sample of every operation of the operation samples,
 // test/support/operations.ts, over HTTP and as an MCP tool; some requests that
 // would otherwise be a 404, 405 or 422, an unknown path, a wrong method and /mcp)
 // is a 401 `unauthenticated` with WWW-Authenticate: authentication comes
@@ -367,7 +367,7 @@ type Endpoint = [string, Send, (404 | 405 | 422)?];
 const withQuery = (path: string, query: string) =>
   query && path.includes("?") ? `${path}&${query.slice(1)}` : `${path}${query}`;
 
-/** A's account, incident and hold, for the catalogue's samples. */
+/** A's account, incident and hold, for the operation samples. */
 const fixtureOfA = (): Fixture => ({
   tenant: a,
   accountId,
@@ -376,7 +376,7 @@ const fixtureOfA = (): Fixture => ({
   planId: "plan_00000000000000000000000000",
 });
 
-/** The catalogue's sample of every operation (test/support/operations.ts), over HTTP and as an MCP tool. */
+/** The sample of every operation (test/support/operations.ts), over HTTP and as an MCP tool. */
 const SAMPLES: Endpoint[] = OPERATIONS.flatMap((op): Endpoint[] => [
   [
     `${op.method} ${pathTemplate(op)}`,
@@ -506,7 +506,7 @@ const queryOf = (extra: string | undefined) =>
 const REFUSING = [...ENDPOINTS, MCP_STREAM];
 
 describe(`authentication matrix: ${CREDENTIALS.length} credentials × ${REFUSING.length} endpoints = ${CREDENTIALS.length * REFUSING.length} refused requests`, () => {
-  it("holds every declared operation (src/routes), as the catalogue's samples reach them", () => {
+  it("holds every declared operation (src/routes), as the operation samples reach them", () => {
     const reached = OPERATIONS.map((op) => `${op.method} ${pathTemplate(op)}`).sort();
     expect(reached).toEqual(DECLARED.map((op) => `${op.method.toUpperCase()} ${op.path}`).sort());
     for (const op of OPERATIONS)

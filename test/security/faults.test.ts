@@ -458,7 +458,7 @@ describe("the cases cover every declared operation (src/routes OPERATIONS)", () 
       const declared = DECLARED.find((d) => d.tool === op.tool)!;
       expect(op.method).toBe(declared.method.toUpperCase());
       expect(op.changes !== undefined).toBe(declared.effect === "change");
-      // A write records an event unless the catalogue says it records none (a hold, a release).
+      // A write records an event unless its sample says it records none (a hold, a release).
       expect(op.noEvent === true, op.tool).toBe(declared.effect !== "read" && eventTypeOf(op) === undefined);
     }
     for (const op of CHANGES)

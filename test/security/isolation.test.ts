@@ -1,7 +1,7 @@
 // Tenant isolation matrix (docs/api.md, "Authentication"): two organisations, each with
 // accounts, contacts, leads, bookings (incidents with phones), live holds, cursors of both
 // lists and a stored Idempotency-Key; both share one phone number besides.
-// Each in turn calls every operation of the test catalogue
+// Each in turn calls every operation of the operation samples
 // (test/support/operations.ts), over HTTP and as an MCP tool, with its own
 // credentials aimed at the other's ids, emails, names, phones, cursors, slots
 // and key, and with swapped credentials (its key with the other's org id, the
@@ -302,7 +302,7 @@ function perform(who: Credentials, sent: Sent): Promise<ReadResponse> {
   return call(who, sent.path, { body: sent.body, headers: sent.headers });
 }
 
-/** The operation of the catalogue a request performs, and how ("HTTP cancel_incident", "MCP cancel_incident"). */
+/** The sampled operation a request performs, and how ("HTTP cancel_incident", "MCP cancel_incident"). */
 function operationOf(sent: Sent): string | undefined {
   if ("toolList" in sent) return undefined;
   if ("tool" in sent) return TOOLS.includes(sent.tool) ? `MCP ${sent.tool}` : undefined;
@@ -385,7 +385,7 @@ const expectOwnIncidents = (ids: string[], caller: Profile, victim: Profile) => 
 };
 
 /**
- * The probes of every operation of the catalogue (test/support/operations.ts),
+ * The probes of every sampled operation (test/support/operations.ts),
  * by tool, each over HTTP and as an MCP tool. In this order: the lists of events
  * and incidents first, as the caller's incidents booked below (as the other
  * org's client) carry the other org's account name, and so do the events that
@@ -1062,7 +1062,7 @@ const PROBES: Record<string, Case[]> = {
 };
 const CASES = Object.values(PROBES).flat();
 
-/** The other org's first account, incident and hold, as the fixture of the catalogue's samples: they aim at them. */
+/** The other org's first account, incident and hold, as the fixture of the operation samples: they aim at them. */
 const aimedAt = (caller: Profile, victim: Profile): Fixture => ({
   tenant: caller.tenant,
   accountId: victim.accounts[0]!.id,
@@ -1072,7 +1072,7 @@ const aimedAt = (caller: Profile, victim: Profile): Fixture => ({
 });
 
 /**
- * Requests to try with swapped credentials: the catalogue's sample of every
+ * Requests to try with swapped credentials: the sample of every
  * operation over HTTP and as an MCP tool, aimed at the victim's account and
  * incident; more of the victim's ids, phones, cursors and slots; and /mcp's tool list.
  */
@@ -1152,7 +1152,7 @@ async function snapshot(orgId: string) {
   return rows;
 }
 
-describe("the matrix covers every operation of the catalogue (test/support/operations.ts)", () => {
+describe("the matrix covers every sampled operation (test/support/operations.ts)", () => {
   it("probes each over HTTP and as an MCP tool, under its own tool", () => {
     expect(Object.keys(PROBES).sort()).toEqual(TOOLS);
     for (const [tool, cases] of Object.entries(PROBES)) {

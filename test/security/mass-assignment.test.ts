@@ -1,5 +1,5 @@
 // Mass assignment (docs/api.md, "Authentication" and "Validation"): no body or
-// query can set what the server owns. Every operation of the test catalogue
+// query can set what the server owns. Every operation of the operation samples
 // (test/support/operations.ts) — each POST's body, each GET's query, and each
 // as an MCP tool — gets, one at a time (and a body or query then all at once),
 // every field docs/api.md does not give it: ids, org ids, timestamps, key
@@ -271,12 +271,12 @@ const withQuery = (path: string, fields: string[]) =>
 const MANY = 60_000;
 
 describe(`mass assignment: ${INJECTED.length} server-owned names (${COLUMNS.length} column names) → ${total(BODIES, bodyFields) + BODIES.length} HTTP bodies, ${total(QUERIED, queryFields) + QUERIED.length} queries, ${total(OPERATIONS, toolFields)} MCP calls`, () => {
-  it("has the fields of every operation of the catalogue (test/support/operations.ts)", () => {
+  it("has the fields of every sampled operation (test/support/operations.ts)", () => {
     expect(Object.keys(ALLOWED).sort()).toEqual(TOOLS);
   });
 
   it.each((["http", "mcp"] as const).flatMap((t) => OPERATIONS.map((op) => [t, op.name, op] as const)))(
-    "%s %s: the catalogue's sample alone is accepted (the control)",
+    "%s %s: the operation's sample alone is accepted (the control)",
     async (transport: Transport, _name, op) => {
       const res = await send(env.DB, transport, op, await fixture(op));
       expect(res.status, res.text).toBe(200);

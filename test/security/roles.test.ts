@@ -1,6 +1,6 @@
 // Key roles (docs/api.md, "Key roles"): the role table, written
 // here from docs/api.md and independently of src/routes, checked against the
-// test catalogue (test/support/operations.ts) and against the roles each
+// operation samples (test/support/operations.ts) and against the roles each
 // operation declares — a new operation fails here until it is given a row and
 // declares its roles. Then every operation × every role × every transport
 // (HTTP, an MCP tools/call, a Vapi tool call, a Retell custom function)
@@ -201,7 +201,7 @@ function expectForbidden(transport: Transport, answer: Answer, role: Role) {
 const isWrite = (op: Operation) => op.writes !== undefined || op.changes !== undefined;
 
 describe("the role table", () => {
-  it("has a row for every operation of the catalogue, and no other", () => {
+  it("has a row for every sampled operation, and no other", () => {
     expect(Object.keys(TABLE).sort()).toEqual(TOOLS);
   });
 

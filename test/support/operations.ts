@@ -1,12 +1,12 @@
-// The catalogue of the API's operations for the tests that must cover every
+// The samples of the API's operations for the tests that must cover every
 // one of them (security suites, rate limits, faults, the write path): one
 // sample request per operation, over HTTP and as an MCP tool, and the fixture
-// it needs. test/integration/http/catalogue.test.ts fails when an operation is
+// it needs. test/integration/http/samples.test.ts fails when an operation is
 // declared (src/routes) but missing here, or listed here but not declared.
 // A suite that sends its own way (other credentials, headers or bindings)
 // builds on httpRequest and toolArguments; a suite's own facts about each
 // operation live in a table of that suite keyed by tool name, which it checks
-// against this catalogue's tools.
+// against these samples' tools.
 import { eq } from "drizzle-orm";
 import { apiKeys, holds, incidents, plans } from "../../drizzle/schema";
 import { newId } from "../../src/lib/ids";
@@ -354,7 +354,7 @@ export const OPERATIONS: Operation[] = [
 export const CHANGES = OPERATIONS.filter((op) => op.changes);
 /** The changes of the fixture's incident (cancel, reschedule, close): a conditional UPDATE of it and its event, in one batch. */
 export const INCIDENT_CHANGES = CHANGES.filter((op) => op.incident);
-/** The catalogue's tool names, sorted: what a suite's table keyed by tool must hold. */
+/** The sampled tool names, sorted: what a suite's table keyed by tool must hold. */
 export const TOOLS = OPERATIONS.map((op) => op.tool).sort();
 
 export type Transport = "http" | "mcp";

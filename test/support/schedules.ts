@@ -2,7 +2,7 @@
 // schedules for the property tests. No worker code runs here: e2e uses it too.
 import fc from "fast-check";
 import { type Interval, type Schedule, WEEKDAYS, type Weekday } from "../../src/scheduling/schedule";
-import { type Plan, visitOf } from "../../src/scheduling/visits";
+import { type VisitRequest, visitOf } from "../../src/scheduling/visits";
 
 /** The same opening hours on all seven days. */
 export const everyDay = (...intervals: Interval[]) =>
@@ -34,8 +34,8 @@ export const ZONES = [
   "Pacific/Chatham",
 ];
 
-/** The plan of a section-5 visit: one slot long, crew mode, no place. */
-export const slotPlan = (schedule: Schedule): Plan => ({
+/** The request of a section-5 visit: one slot long, crew mode, no place. */
+export const slotRequest = (schedule: Schedule): VisitRequest => ({
   schedule,
   visit: visitOf(schedule, null),
   technicians: [],

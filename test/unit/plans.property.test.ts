@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 import { dueDate, dueStart, type Every, placeDueVisit } from "../../src/scheduling/plans";
 import { type Schedule, WEEKDAYS, type WeeklyHours } from "../../src/scheduling/schedule";
 import { type Booking, candidateSlots } from "../../src/scheduling/slots";
-import { normalisePostalCode, type Plan, type Technician, visitOf } from "../../src/scheduling/visits";
+import { normalisePostalCode, type Technician, type VisitRequest, visitOf } from "../../src/scheduling/visits";
 import { weeklyHours, ZONES } from "../support/schedules";
 import { MINUTE } from "../support/time";
 
@@ -181,7 +181,7 @@ interface Occupant {
 }
 
 interface Case {
-  plan: Plan;
+  plan: VisitRequest;
   technicianId: string | null;
   dueDate: string;
   localTime: string;
@@ -322,7 +322,7 @@ describe("placeDueVisit against a minute-by-minute oracle (property)", () => {
           daysOff: x.daysOff.map(dayFrom),
           active: x.active,
         }));
-        const plan: Plan = {
+        const plan: VisitRequest = {
           schedule,
           visit: visitOf(
             schedule,

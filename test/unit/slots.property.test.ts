@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Schedule } from "../../src/scheduling/schedule";
 import { assessSlot, candidateSlots, slotAt } from "../../src/scheduling/slots";
 import { findBookable, placesCounter } from "../../src/scheduling/visits";
-import { slotPlan, weeklyHours, ZONES } from "../support/schedules";
+import { slotRequest, weeklyHours, ZONES } from "../support/schedules";
 import { MINUTE } from "../support/time";
 
 // Instants near DST changes of those zones, so that random `now`s meet them often.
@@ -114,10 +114,10 @@ describe("slot engine consistency (property)", () => {
         bookings.sort((a, b) => a.startsAt - b.startsAt);
         for (const pick of instantPicks) {
           const t = instantOf(pick, { schedule, now, candidates });
-          const plan = slotPlan(schedule);
-          const listed = findBookable({ plan, bookings, maxBookingMs, now, from: t, limit: 1 })[0]?.start === t;
+          const request = slotRequest(schedule);
+          const listed = findBookable({ request, bookings, maxBookingMs, now, from: t, limit: 1 })[0]?.start === t;
           const { slot } = slotAt(schedule, t);
-          const remaining = slot ? placesCounter(plan, bookings, maxBookingMs)(slot.start) : 0;
+          const remaining = slot ? placesCounter(request, bookings, maxBookingMs)(slot.start) : 0;
           const { reason, slot: assessed } = assessSlot(schedule, now, t);
           expect(assessed).toEqual(slot);
           expect(listed).toBe(reason === null && remaining > 0);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_SCHEDULE, type Interval, type Schedule, type Weekday } from "../../src/scheduling/schedule";
 import { assessSlot, type Booking, candidateSlots, slotView } from "../../src/scheduling/slots";
 import { findBookable } from "../../src/scheduling/visits";
-import { slotPlan } from "../support/schedules";
+import { slotRequest } from "../support/schedules";
 import { HOUR, MINUTE } from "../support/time";
 
 const CLOSED_WEEK: Record<Weekday, Interval[]> = { mon: [], tue: [], wed: [], thu: [], fri: [], sat: [], sun: [] };
@@ -186,9 +186,9 @@ describe("findBookable", () => {
   const query = ({
     schedule = OFFICE,
     ...overrides
-  }: Partial<Omit<Parameters<typeof findBookable>[0], "plan">> & { schedule?: Schedule } = {}) =>
+  }: Partial<Omit<Parameters<typeof findBookable>[0], "request">> & { schedule?: Schedule } = {}) =>
     findBookable({
-      plan: slotPlan(schedule),
+      request: slotRequest(schedule),
       bookings: [],
       maxBookingMs: HOUR,
       now: NOW,

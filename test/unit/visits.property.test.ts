@@ -15,10 +15,10 @@ import {
   assessVisit,
   findBookable,
   normalisePostalCode,
-  type Plan,
   placesCounter,
   type Service,
   type Technician,
+  type VisitRequest,
   visitOf,
 } from "../../src/scheduling/visits";
 import { weeklyHours, ZONES } from "../support/schedules";
@@ -108,17 +108,17 @@ function openingsAt(hours: WeeklyHours, at: number, timeZone: string): [number, 
 
 /** The oracle: is a visit starting at `t` available, why not, and how many places. */
 function oracle(
-  plan: Plan,
+  request: VisitRequest,
   visits: { start: number; until: number; technicianId: string | null }[],
   now: number,
   t: number,
 ): { reason: Reason | null; remaining: number; isStart: boolean } {
-  const { schedule, visit } = plan;
+  const { schedule, visit } = request;
   const grid = assessSlot(schedule, now, t);
   const isStart = grid.slot !== null;
   const end = t + visit.durationMs;
   const spanEnd = end + visit.bufferMs;
-  const active = plan.technicians.filter((x) => x.active);
+  const active = request.technicians.filter((x) => x.active);
   // Minute by minute: does anything in `among` occupy any minute of the span?
   const occupancy = (among: typeof visits) => {
     let most = 0;
@@ -137,7 +137,7 @@ function oracle(
     if (isStart && !fits && (reason === null || reason === "too_soon")) reason = "closed";
     remaining = isStart && fits ? Math.max(0, schedule.capacity - occupancy(visits)) : 0;
   } else {
-    const postal = plan.postalCode;
+    const postal = request.postalCode;
     const covering = active.filter(
       (x) => postal === null || x.postalCodes.length === 0 || x.postalCodes.some((p) => postal.startsWith(p)),
     );
@@ -185,7 +185,7 @@ describe("visit engine against a minute-by-minute oracle (property)", () => {
           daysOff: x.daysOff.map((d) => dateOf(s.now, d, timeZone)),
           active: x.active,
         }));
-        const plan: Plan = {
+        const request: VisitRequest = {
           schedule,
           visit: visitOf(schedule, services[0] ?? null),
           technicians,
@@ -222,13 +222,13 @@ describe("visit engine against a minute-by-minute oracle (property)", () => {
             "candidate" in pick
               ? (candidates[pick.candidate % Math.max(1, candidates.length)]?.start ?? s.now)
               : Math.floor(s.now / MINUTE) * MINUTE + pick.minutes * MINUTE;
-          const expected = oracle(plan, visits, s.now, t);
+          const expected = oracle(request, visits, s.now, t);
           seen.add(`${crew ? "crew" : "technicians"} ${expected.reason} ${Math.min(expected.remaining, 2)}`);
-          const assessed = assessVisit(plan, s.now, t);
-          const places = assessed.slot && assessed.fits ? placesCounter(plan, bookings, maxBookingMs)(t) : 0;
+          const assessed = assessVisit(request, s.now, t);
+          const places = assessed.slot && assessed.fits ? placesCounter(request, bookings, maxBookingMs)(t) : 0;
           const reason = assessed.reason ?? (places > 0 ? null : "fully_booked");
           expect({ reason, remaining: places, isStart: assessed.slot !== null }).toEqual(expected);
-          const listed = findBookable({ plan, bookings, maxBookingMs, now: s.now, from: t, limit: 1 })[0];
+          const listed = findBookable({ request, bookings, maxBookingMs, now: s.now, from: t, limit: 1 })[0];
           expect(listed?.start === t).toBe(expected.reason === null);
           if (listed?.start === t) expect(listed.remaining).toBe(expected.remaining);
         }

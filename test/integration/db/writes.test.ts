@@ -18,7 +18,7 @@ import type { SlotTimes } from "../../../src/scheduling/slots";
 import { importAccount } from "../../../src/schemas/accounts";
 import { createContactBody } from "../../../src/schemas/contacts";
 import { createLeadBody } from "../../../src/schemas/leads";
-import { slotPlan } from "../../support/schedules";
+import { slotRequest } from "../../support/schedules";
 import { addAccount, db, newTenant, openTenant, type Tenant } from "../../support/tenants";
 import { DAY, daysAhead, HOUR } from "../../support/time";
 
@@ -31,7 +31,7 @@ async function orgOf(tenant: Tenant): Promise<Org> {
 }
 
 /** A section-5 visit at `slot`, in crew mode. */
-const crew = (org: Org, slot: SlotTimes) => ({ plan: slotPlan(org.schedule), slot, candidates: null });
+const crew = (org: Org, slot: SlotTimes) => ({ request: slotRequest(org.schedule), slot, candidates: null });
 
 /** A key of `tenant`'s request, as the idempotency middleware holds one: claimed by the first batch that writes. */
 const held = (tenant: Tenant, key: string = crypto.randomUUID()): IdempotencyKey => ({

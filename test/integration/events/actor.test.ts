@@ -25,7 +25,7 @@ const VAPI = "/api/v1/integrations/vapi/tool-calls";
 const RETELL = (tool: string) => `/api/v1/integrations/retell/${tool}`;
 const MCP_ACCEPT = { Accept: "application/json, text/event-stream" };
 
-/** The operations of the catalogue that record an event. */
+/** The sampled operations that record an event. */
 const EVENTFUL = OPERATIONS.filter((op) => (op.writes || op.changes) && !op.noEvent);
 
 interface Actor {

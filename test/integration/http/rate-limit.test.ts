@@ -2,7 +2,7 @@
 // RATE_LIMITER binding replaced by one that records its calls and allows or
 // refuses: the 429 shape and Retry-After, the order of checks (401, 404 and
 // 405 before 429; 429 before 415, 413, 400 and 422), /health never limited,
-// and one count per request keyed by the org: every operation of the catalogue
+// and one count per request keyed by the org: every sampled operation
 // (test/support/operations.ts), over HTTP and as an MCP tool.
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -56,7 +56,7 @@ beforeAll(async () => {
   tenant = await newTenant("Rate Org");
 });
 
-/** Every operation of the catalogue, over HTTP and as an MCP tool (an /mcp request counts once, whatever it calls). */
+/** Every sampled operation, over HTTP and as an MCP tool (an /mcp request counts once, whatever it calls). */
 const SAMPLES = (["http", "mcp"] as const).flatMap((transport) =>
   OPERATIONS.map((op) => [transport, op.name, op] as const),
 );

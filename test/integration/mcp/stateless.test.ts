@@ -1,7 +1,7 @@
 // /mcp is stateless (docs/api.md, "MCP"): GET (the optional SSE stream) and DELETE
 // answer 405 at once, after authentication; and every tool carries the
 // annotations its operation's declaration implies, which this file checks
-// against what each operation's sample call in the test catalogue
+// against what each operation's sample call in the operation samples
 // (test/support/operations.ts) really does to D1.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -63,12 +63,12 @@ describe("tool annotations", () => {
     }
   });
 
-  it("lists exactly the catalogue's tools", async () => {
+  it("lists exactly the sampled tools", async () => {
     const { tools } = (await mcpList(await openTenant())).body.result;
     expect(tools.map((tool: { name: string }) => tool.name).sort()).toEqual(TOOLS);
   });
 
-  // Each tool's sample call from the catalogue (test/support/operations.ts), on a fixture of its own.
+  // Each tool's sample call (test/support/operations.ts), on a fixture of its own.
   it.each(OPERATIONS.map((op) => [op.tool, op] as const))(
     "%s is read-only exactly when its call writes nothing, and the document says the same",
     async (_tool, op) => {

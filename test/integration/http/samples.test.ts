@@ -1,4 +1,4 @@
-// The test catalogue (test/support/operations.ts) against the declared
+// The operation samples (test/support/operations.ts) against the declared
 // operations, and the one write path every write goes through (src/db/write.ts):
 // each write commits its change, its event and the record of its answer for
 // the Idempotency-Key together, and a fault at any statement of its batch
@@ -41,7 +41,7 @@ const changesIn = async (op: Operation, f: Fixture) =>
           Date.now(),
         );
 
-describe("the test catalogue", () => {
+describe("the operation samples", () => {
   it("holds exactly one sample of every declared operation, with its method and effect", () => {
     expect(OPERATIONS.map((op) => op.tool).sort()).toEqual(DECLARED.map((op) => op.tool).sort());
     for (const op of OPERATIONS) {
