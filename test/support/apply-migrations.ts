@@ -1,4 +1,5 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 
-// Storage is isolated per test file; applying is a no-op once done.
+// Once per database: a no-op where the migrations are already applied (files
+// of the shared "worker" project after the first).
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
