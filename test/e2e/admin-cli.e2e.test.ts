@@ -1,9 +1,9 @@
 // The admin CLI's failure paths, through the real CLI on a real local state
 // folder: bad input exits non-zero with a message on stderr, prints nothing on
 // stdout, and writes nothing (read back independently with `wrangler d1 execute`).
-// Every command a test checks is a real CLI process (adminProcess); the orgs
-// and rows they start from are set up, and the tables read back, in this
-// process (admin, d1Execute: see harness.ts).
+// The commands run in this process as src/cli/main.ts runs them (admin, and
+// d1Execute to read back: see harness.ts); the last test holds a refusal of
+// each command against the real CLI process, byte for byte.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -49,7 +49,7 @@ describe("accounts import refuses bad input and writes nothing", () => {
       /accountType: must be an integer/,
     ],
   ])("%s", async (_case, name, text, message) => {
-    const result = await adminProcess(dir, ["accounts", "import", "--org", orgId, "--file", file(name, text)]);
+    const result = await admin(dir, ["accounts", "import", "--org", orgId, "--file", file(name, text)]);
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(message);
@@ -57,7 +57,7 @@ describe("accounts import refuses bad input and writes nothing", () => {
   });
 
   it("refuses an unknown org", async () => {
-    const result = await adminProcess(dir, [
+    const result = await admin(dir, [
       "accounts",
       "import",
       "--org",
@@ -74,7 +74,7 @@ describe("accounts import refuses bad input and writes nothing", () => {
 describe("org create", () => {
   it("refuses an unknown time zone and writes no org", async () => {
     const before = await count("orgs");
-    const result = await adminProcess(dir, ["org", "create", "--name", "Nowhere", "--time-zone", "Mars/Olympus_Mons"]);
+    const result = await admin(dir, ["org", "create", "--name", "Nowhere", "--time-zone", "Mars/Olympus_Mons"]);
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/unknown IANA time zone/);
     expect(await count("orgs")).toBe(before);
@@ -84,7 +84,7 @@ describe("org create", () => {
 describe("key roles", () => {
   it("key create --role read prints the role; --role boss exits non-zero and creates nothing; key list gives each key's role", async () => {
     const read = jsonLine<{ keyId: string; apiKey: string; role: string }>(
-      await adminProcess(dir, ["key", "create", "--org", orgId, "--role", "read"]),
+      await admin(dir, ["key", "create", "--org", orgId, "--role", "read"]),
       "key create --role read",
     );
     expect(read).toEqual({
@@ -93,14 +93,14 @@ describe("key roles", () => {
       role: "read",
     });
 
-    const boss = await adminProcess(dir, ["key", "create", "--org", orgId, "--role", "boss"]);
+    const boss = await admin(dir, ["key", "create", "--org", orgId, "--role", "boss"]);
     expect(boss.code).not.toBe(0);
     expect(boss.stdout).toBe("");
     expect(boss.stderr).toMatch(/--role must be one of office, agent, read/);
 
     // The org's first key (org create's, office) and the read key: nothing of the refused one.
     const { keys } = jsonLine<{ keys: { keyId: string; role: string; revokedAt: string | null }[] }>(
-      await adminProcess(dir, ["key", "list", "--org", orgId]),
+      await admin(dir, ["key", "list", "--org", orgId]),
       "key list",
     );
     expect(keys).toHaveLength(2);
@@ -113,11 +113,8 @@ describe("key roles", () => {
 
 describe("demo seed", () => {
   it("is idempotent and refuses --remote", async () => {
-    const first = jsonLine<{ orgId: string; accounts: number }>(await adminProcess(dir, ["demo", "seed"]), "demo seed");
-    const second = jsonLine<{ orgId: string; accounts: number }>(
-      await adminProcess(dir, ["demo", "seed"]),
-      "demo seed again",
-    );
+    const first = jsonLine<{ orgId: string; accounts: number }>(await admin(dir, ["demo", "seed"]), "demo seed");
+    const second = jsonLine<{ orgId: string; accounts: number }>(await admin(dir, ["demo", "seed"]), "demo seed again");
     expect(first).toEqual(second);
     expect(first).toMatchObject({ orgId: "org_demo", accounts: 3 });
     const remote = await cli(["demo", "seed", "--remote", "--json"]);
@@ -140,7 +137,7 @@ describe("phones backfill", () => {
     await sql(`UPDATE accounts SET business_e164 = NULL WHERE org_id = '${org}'`);
 
     const first = jsonLine<Record<string, { scanned: number; updated: number }>>(
-      await adminProcess(dir, ["phones", "backfill", "--org", org]),
+      await admin(dir, ["phones", "backfill", "--org", org]),
       "phones backfill",
     );
     expect(first).toEqual({
@@ -151,14 +148,13 @@ describe("phones backfill", () => {
     const stored = await sql(`SELECT business_e164 AS e FROM accounts WHERE org_id = '${org}'`);
     expect(stored.map((row) => row.e).sort()).toEqual(["+12125550100", null]);
 
-    const again = jsonLine<typeof first>(await adminProcess(dir, ["phones", "backfill", "--org", org]), "again");
+    const again = jsonLine<typeof first>(await admin(dir, ["phones", "backfill", "--org", org]), "again");
     expect(again.accounts).toEqual({ scanned: 1, updated: 0 });
 
-    const unknown = await adminProcess(dir, ["phones", "backfill", "--org", "org_missing"]);
+    const unknown = await admin(dir, ["phones", "backfill", "--org", "org_missing"]);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stdout).toBe("");
     expect(unknown.stderr).toMatch(/unknown org/);
-    // Four processes in a row, each starting wrangler (about 8 s each beside a busy test run).
   }, 180_000);
 });
 
@@ -167,6 +163,10 @@ describe("the harness's in-process admin (the set-up above)", () => {
     for (const args of [
       ["key", "list", "--org", orgId],
       ["key", "revoke", "--org", orgId, "--key", "key_unknown"],
+      ["key", "create", "--org", orgId, "--role", "boss"],
+      ["org", "create", "--name", "Nowhere", "--time-zone", "Mars/Olympus_Mons"],
+      ["accounts", "import", "--org", "org_unknown", "--file", file("equal.csv", "name\nAcme\n")],
+      ["phones", "backfill", "--org", "org_missing"],
     ]) {
       expect(await admin(dir, args), args.join(" ")).toEqual(await adminProcess(dir, args));
     }

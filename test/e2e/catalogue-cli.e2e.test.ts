@@ -3,9 +3,10 @@
 // folder: what --json prints, a weekly-hours file, refusals that exit
 // non-zero, say why on stderr and change nothing (read back with `wrangler d1
 // execute`), and a reassignment. No server runs: the visits are written as
-// the API would write them. Each CLI process costs seconds, so the file runs
-// only a handful (adminProcess; the org they start from is created, and the
-// tables read back, in this process: see harness.ts); the rules themselves are
+// the API would write them. The commands run in this process as
+// src/cli/main.ts runs them (admin, and d1Execute to read back: see
+// harness.ts); the last test holds a list and a refusal against the real CLI
+// process byte for byte. The rules themselves are
 // test/integration/db/catalogue.test.ts.
 import fs from "node:fs";
 import os from "node:os";
@@ -71,7 +72,7 @@ afterAll(() => {
 
 describe("the catalogue commands of the real CLI", () => {
   it("service add --json prints exactly the service, and raises the org's longest span", async () => {
-    const result = await adminProcess(dir, [
+    const result = await admin(dir, [
       "service",
       "add",
       "--org",
@@ -120,7 +121,7 @@ describe("the catalogue commands of the real CLI", () => {
 
   it("a bad flag exits non-zero with the reason and writes nothing", async () => {
     const before = await catalogueState();
-    const result = await adminProcess(dir, ["service", "add", "--org", org.orgId, "--name", "Ants", "--duration", "7"]);
+    const result = await admin(dir, ["service", "add", "--org", org.orgId, "--name", "Ants", "--duration", "7"]);
     expectRefused(result, /^error: --duration must be a multiple of 5 from 5 to 1440 \(minutes\)\n$/);
     expect(await catalogueState()).toEqual(before);
   });
@@ -128,7 +129,7 @@ describe("the catalogue commands of the real CLI", () => {
   it("technician add reads --hours-file and normalises postal codes", async () => {
     const hours = path.join(dir, "hours.json");
     fs.writeFileSync(hours, JSON.stringify(ALWAYS));
-    const result = await adminProcess(dir, [
+    const result = await admin(dir, [
       "technician",
       "add",
       "--org",
@@ -157,7 +158,7 @@ describe("the catalogue commands of the real CLI", () => {
   });
 
   it("technician list prints them all", async () => {
-    const listed = jsonLine(await adminProcess(dir, ["technician", "list", "--org", org.orgId]), "technician list");
+    const listed = jsonLine(await admin(dir, ["technician", "list", "--org", org.orgId]), "technician list");
     expect(listed).toEqual({ technicians: [sam] });
   });
 
@@ -174,16 +175,7 @@ describe("the catalogue commands of the real CLI", () => {
       `INSERT INTO incidents (id, org_id, status, client_name, insect_name, starts_at, ends_at, occupied_until, created_at, updated_at, service_id, technician_id, postal_code, arrival_window_minutes) VALUES ${values.join(", ")}`,
     );
     const before = await catalogueState();
-    const result = await adminProcess(dir, [
-      "technician",
-      "update",
-      "--org",
-      org.orgId,
-      "--id",
-      sam.id,
-      "--active",
-      "false",
-    ]);
+    const result = await admin(dir, ["technician", "update", "--org", org.orgId, "--id", sam.id, "--active", "false"]);
     expectRefused(
       result,
       new RegExp(
@@ -197,7 +189,7 @@ describe("the catalogue commands of the real CLI", () => {
     const file = path.join(dir, "technicians.csv");
     fs.writeFileSync(file, "name,skills,postalCodes\nPriya Shah,termite-license,100;112\nDana Kim,,\n");
     const imported = jsonLine<{ imported: number; technicians: { id: string; name: string }[] }>(
-      await adminProcess(dir, ["technician", "import", "--org", org.orgId, "--file", file]),
+      await admin(dir, ["technician", "import", "--org", org.orgId, "--file", file]),
       "technician import",
     );
     expect(imported).toEqual({
@@ -210,17 +202,7 @@ describe("the catalogue commands of the real CLI", () => {
     const priya = imported.technicians[0]!.id;
 
     const moved = jsonLine(
-      await adminProcess(dir, [
-        "technician",
-        "update",
-        "--org",
-        org.orgId,
-        "--id",
-        sam.id,
-        "--active",
-        "false",
-        "--reassign",
-      ]),
+      await admin(dir, ["technician", "update", "--org", org.orgId, "--id", sam.id, "--active", "false", "--reassign"]),
       "technician update --reassign",
     );
     expect(moved).toEqual({ technician: { ...sam, active: false }, reassigned: visits });
@@ -229,5 +211,16 @@ describe("the catalogue commands of the real CLI", () => {
         `SELECT i.id, i.technician_id, json_extract(e.body, '$.previous.technicianId') AS previous, json_extract(e.body, '$.data.technicianId') AS now FROM incidents i JOIN events e ON e.type = 'incident.reassigned' AND json_extract(e.body, '$.data.id') = i.id ORDER BY i.id`,
       ),
     ).toEqual(visits.map((id) => ({ id, technician_id: priya, previous: sam.id, now: priya })));
+  }, 120_000);
+});
+
+describe("the real CLI process", () => {
+  it("answers a list and a refusal as the in-process commands above do: the same exit code, stdout and stderr", async () => {
+    for (const args of [
+      ["technician", "list", "--org", org.orgId],
+      ["service", "add", "--org", org.orgId, "--name", "Ants", "--duration", "7"],
+    ]) {
+      expect(await admin(dir, args), args.join(" ")).toEqual(await adminProcess(dir, args));
+    }
   }, 120_000);
 });

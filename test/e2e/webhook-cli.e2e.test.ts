@@ -5,10 +5,10 @@
 // refusals that exit non-zero, say why on stderr and change nothing (read back
 // with `wrangler d1 execute`). Also: the secret is never in D1 in the clear. No
 // server runs: these commands only read and write the database (delivery is
-// test/e2e/webhooks.e2e.test.ts). Every command a test checks is a real CLI
-// process (adminProcess, cli); the orgs, endpoint and rows they start from are
-// set up, and the tables read back, in this process (admin, d1Execute: see
-// harness.ts).
+// test/e2e/webhooks.e2e.test.ts). The commands run in this process as
+// src/cli/main.ts runs them (admin, and d1Execute to read back: see
+// harness.ts); --remote, and a test holding list and refusals against the real
+// CLI process byte for byte, are processes (adminProcess, cli).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -58,7 +58,7 @@ const webhookState = () =>
     "SELECT 'endpoint' AS kind, id, org_id, url, events, status AS extra FROM webhook_endpoints UNION ALL SELECT 'secret', id, org_id, endpoint_id, ciphertext, expires_at FROM webhook_secrets UNION ALL SELECT 'replay', id, org_id, event_id, endpoint_id, requested_at FROM webhook_replays UNION ALL SELECT 'delivery', id, org_id, event_id, endpoint_id, status FROM webhook_deliveries ORDER BY 1, 2",
   );
 
-const webhook = (args: string[]) => adminProcess(dir, ["webhook", ...args]);
+const webhook = (args: string[]) => admin(dir, ["webhook", ...args]);
 
 /** `webhook add` through the real CLI, or in this process for a test's set-up. */
 async function add(org: Tenant, url: string, events?: string, run = webhook): Promise<Added> {
@@ -275,6 +275,18 @@ describe("refusals: non-zero exit, the reason on stderr, nothing changed", () =>
     }
     expect(await webhookState()).toEqual(before);
   }, 180_000);
+});
+
+describe("the real CLI process", () => {
+  it("answers list and refusals as the in-process commands above do: the same exit code, stdout and stderr", async () => {
+    for (const args of [
+      ["webhook", "list", "--org", orgB.orgId],
+      ["webhook", "add", "--org", orgB.orgId, "--url", "http://example.com/hook"],
+      ["webhook", "replay", "--org", orgB.orgId, "--event", EVENT_A],
+    ]) {
+      expect(await admin(dir, args), args.join(" ")).toEqual(await adminProcess(dir, args));
+    }
+  }, 120_000);
 });
 
 describe("--remote", () => {
