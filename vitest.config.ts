@@ -25,9 +25,11 @@ const ALONE = [
 ];
 
 /**
- * The files that take longest (each 20 s or more on a clean clone), first, whatever their
- * project: two workers finish together when the long files do not come last. Then vitest's
- * own order (by project, larger files first).
+ * The order files start in. The longest (each 20 s or more on a clean clone)
+ * first, whatever their project, so that they do not come last; then the
+ * end-to-end files spread evenly among the others (in vitest's own order
+ * each), so that one waiting on its processes runs beside one that keeps a
+ * core busy.
  */
 const LONGEST_FIRST = [
   "test/security/fuzz/mcp.property.test.ts",
@@ -43,19 +45,24 @@ const LONGEST_FIRST = [
   "test/e2e/date-repair.e2e.test.ts",
 ];
 
-class LongestFirst extends BaseSequencer {
+class Spread extends BaseSequencer {
   override async sort(files: TestSpecification[]) {
-    const rank = (file: TestSpecification) => {
-      const at = LONGEST_FIRST.indexOf(path.relative(import.meta.dirname, file.moduleId));
-      return at === -1 ? LONGEST_FIRST.length : at;
-    };
-    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+    const sorted = await super.sort(files);
+    const name = (file: TestSpecification) => path.relative(import.meta.dirname, file.moduleId);
+    const longest = LONGEST_FIRST.flatMap((n) => sorted.filter((file) => name(file) === n));
+    const rest = sorted.filter((file) => !longest.includes(file));
+    const e2e = rest.filter((file) => file.project.name === "e2e");
+    const others = rest.filter((file) => file.project.name !== "e2e");
+    // Each file at its fraction of its own list: the two lists merged evenly.
+    const at = (list: TestSpecification[]) => list.map((file, i) => ({ file, key: (i + 0.5) / list.length }));
+    const spread = [...at(e2e), ...at(others)].sort((a, b) => a.key - b.key).map(({ file }) => file);
+    return [...longest, ...spread];
   }
 }
 
 export default defineConfig({
   test: {
-    sequence: { sequencer: LongestFirst },
+    sequence: { sequencer: Spread },
     // Request log lines of passing tests are noise; failing tests keep theirs.
     silent: "passed-only",
     // Two files at a time even on 2 cores (vitest's default is cores - 1): an
