@@ -1,7 +1,6 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 const workers = () =>
   cloudflareTest(async () => ({
@@ -24,45 +23,8 @@ const ALONE = [
   "test/integration/board/demo.test.ts",
 ];
 
-/**
- * The order files start in. The longest (each 20 s or more on a clean clone)
- * first, whatever their project, so that they do not come last; then the
- * end-to-end files spread evenly among the others (in vitest's own order
- * each), so that one waiting on its processes runs beside one that keeps a
- * core busy.
- */
-const LONGEST_FIRST = [
-  "test/security/fuzz/mcp.property.test.ts",
-  "test/e2e/bench.e2e.test.ts",
-  "test/security/fuzz/http.property.test.ts",
-  "test/security/faults.test.ts",
-  "test/security/mass-assignment.test.ts",
-  "test/unit/zone.test.ts",
-  "test/e2e/webhook-cli.e2e.test.ts",
-  "test/e2e/admin-cli.e2e.test.ts",
-  "test/security/caller-binding.property.test.ts",
-  "test/e2e/webhooks.e2e.test.ts",
-  "test/e2e/date-repair.e2e.test.ts",
-];
-
-class Spread extends BaseSequencer {
-  override async sort(files: TestSpecification[]) {
-    const sorted = await super.sort(files);
-    const name = (file: TestSpecification) => path.relative(import.meta.dirname, file.moduleId);
-    const longest = LONGEST_FIRST.flatMap((n) => sorted.filter((file) => name(file) === n));
-    const rest = sorted.filter((file) => !longest.includes(file));
-    const e2e = rest.filter((file) => file.project.name === "e2e");
-    const others = rest.filter((file) => file.project.name !== "e2e");
-    // Each file at its fraction of its own list: the two lists merged evenly.
-    const at = (list: TestSpecification[]) => list.map((file, i) => ({ file, key: (i + 0.5) / list.length }));
-    const spread = [...at(e2e), ...at(others)].sort((a, b) => a.key - b.key).map(({ file }) => file);
-    return [...longest, ...spread];
-  }
-}
-
 export default defineConfig({
   test: {
-    sequence: { sequencer: Spread },
     // Request log lines of passing tests are noise; failing tests keep theirs.
     silent: "passed-only",
     // Two files at a time even on 2 cores (vitest's default is cores - 1): an

@@ -34,7 +34,7 @@ export const ZONES = [
   "Pacific/Chatham",
 ];
 
-/** The request of a section-5 visit: one slot long, crew mode, no place. */
+/** The request of a visit of no service: one slot long, crew mode, no place. */
 export const slotRequest = (schedule: Schedule): VisitRequest => ({
   schedule,
   visit: visitOf(schedule, null),

@@ -30,7 +30,7 @@ async function orgOf(tenant: Tenant): Promise<Org> {
   return orgOfKey((await findActiveKey(db(), await hashApiKey(tenant.apiKey)))!);
 }
 
-/** A section-5 visit at `slot`, in crew mode. */
+/** A visit of no service (one slot long) at `slot`, in crew mode. */
 const crew = (org: Org, slot: SlotTimes) => ({ request: slotRequest(org.schedule), slot, candidates: null });
 
 /** A key of `tenant`'s request, as the idempotency middleware holds one: claimed by the first batch that writes. */

@@ -1,5 +1,5 @@
 // Fuzzing the MCP tools at /mcp (docs/api.md, "MCP" and "After the booking"): every tool the
-// API declares (a test checks the list against src/routes), RUNS generated
+// API declares (a test checks the list against src/routes), TOOL_RUNS generated
 // argument objects each with the fixed seed of the HTTP fuzz, through the
 // Streamable HTTP transport. A tool runs its operation's own route, so the
 // same oracle applies: never a protocol error or a 5xx, a failed call is an
@@ -30,7 +30,7 @@ import {
   FUZZ_SEED,
   newFixture,
   newForeign,
-  RUNS,
+  TOOL_RUNS as RUNS,
   resolve,
   resolveObject,
   runFuzz,
@@ -96,7 +96,7 @@ afterAll(() => {
 });
 
 const fuzz = <T>(cases: fc.Arbitrary<T>, check: (fx: Fixture, c: T) => Promise<Answer>) =>
-  runFuzz(cases, check, foreign, foreignCounts);
+  runFuzz(cases, check, foreign, foreignCounts, RUNS);
 
 /** What arrives at the operation: the arguments after a JSON round trip (the transport's and the tool's). */
 const overTheWire = (args: unknown): Record<string, unknown> => JSON.parse(JSON.stringify(args));

@@ -155,7 +155,7 @@ async function scenario(zone: string, r: Run) {
   const s = new Session(tenant);
   const t = r.texts;
   // A service as an operator stores one, before the key's first request (the catalogue is cached with it).
-  // Not the default and no keyword a booking says: the bookings below stay section-5 slots.
+  // Not the default and no keyword a booking says: the bookings below stay visits of no service, one slot long.
   const service = await addService(tenant, {
     name: t.name.trim(),
     durationMinutes: 1440,
