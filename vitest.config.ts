@@ -1,7 +1,6 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
-import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 const workers = () =>
   cloudflareTest(async () => ({
@@ -24,33 +23,14 @@ const ALONE = [
   "test/integration/board/demo.test.ts",
 ];
 
-/**
- * The order files start in: the end-to-end files, which mostly wait on their
- * processes, spread evenly among the workerd files (each list in vitest's own
- * order, larger files first; the bench smoke, the longest, first of its list),
- * so that one of each runs beside the other most of the time.
- */
-class Spread extends BaseSequencer {
-  override async sort(files: TestSpecification[]) {
-    const sorted = await super.sort(files);
-    const isBench = (file: TestSpecification) => file.moduleId.endsWith("bench.e2e.test.ts");
-    const e2e = sorted.filter((file) => file.project.name === "e2e").sort((a, b) => +isBench(b) - +isBench(a));
-    const others = sorted.filter((file) => file.project.name !== "e2e");
-    // Each file at its fraction of its own list: the two lists merged evenly.
-    const at = (list: TestSpecification[]) => list.map((file, i) => ({ file, key: i / list.length }));
-    return [...at(e2e), ...at(others)].sort((a, b) => a.key - b.key).map(({ file }) => file);
-  }
-}
-
 export default defineConfig({
   test: {
     // Request log lines of passing tests are noise; failing tests keep theirs.
     silent: "passed-only",
-    // Three files at a time on 2 cores (vitest's default is cores - 1): an
+    // Two files at a time even on 2 cores (vitest's default is cores - 1): an
     // e2e file spends most of its time waiting on wrangler dev and CLI
-    // processes, which leaves the cores to the workerd files beside it.
-    maxWorkers: 3,
-    sequence: { sequencer: Spread },
+    // processes, which leaves a core to a workerd file beside it.
+    maxWorkers: 2,
     projects: [
       {
         // Unit and integration tests run inside workerd against a real local D1,
