@@ -44,7 +44,7 @@ export interface Variables {
   rawBody: Uint8Array;
   /** The Idempotency-Key this request holds, if it sent one (set by the idempotency middleware). */
   idempotencyKey?: IdempotencyKey;
-  /** Set when a write's own batch recorded its answer for the held key (see writtenResponse). */
+  /** Set when a write's own batch recorded its answer for the idempotency key (see writtenResponse). */
   recorded?: boolean;
   /** An unexpected error, kept for the request log (never sent to the client). */
   error: Error;

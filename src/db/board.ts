@@ -8,7 +8,7 @@ import { toIso } from "../lib/datetime";
 import type { Incident } from "../schemas/incidents";
 import { type Db, param, prepared } from "./client";
 import { incidentColumns, incidentView, type ShownIncident } from "./incidents";
-import { type Census, holding } from "./occupancy";
+import { type Census, overlapping } from "./occupancy";
 import type { Org } from "./orgs";
 
 /**
@@ -31,12 +31,12 @@ const dayVisits = prepared((db) =>
     .orderBy(incidents.startsAt, incidents.id),
 );
 
-/** What holding() reads of the org, over placeholders: `orgId`, `longest` (its cached longest span), `now`. */
+/** What overlapping() reads of the org, over placeholders: `orgId`, `longest` (its cached longest span), `now`. */
 const CENSUS = { org: { id: param("orgId"), maxBookingMs: param("longest") }, now: param("now") } as unknown as Census;
 
 /**
  * The live holds starting in [start, end): those occupying some instant of
- * the day by the same condition every count of places uses (holding: not
+ * the day by the same condition every count of places uses (overlapping: not
  * expired, released or used at `now`), that start within it.
  */
 const dayHolds = prepared((db) =>
@@ -50,7 +50,10 @@ const dayHolds = prepared((db) =>
     })
     .from(holds)
     .where(
-      and(holding(holds, CENSUS, { start: param("start"), end: param("end") }), gte(holds.startsAt, param("start"))),
+      and(
+        overlapping(holds, CENSUS, { start: param("start"), end: param("end") }),
+        gte(holds.startsAt, param("start")),
+      ),
     )
     .orderBy(holds.startsAt, holds.id),
 );

@@ -12,7 +12,7 @@ import { DEFAULT_SCHEDULE, minutesOf, scheduleOf } from "../scheduling/schedule"
 import { openingsOn } from "../scheduling/slots";
 import { dateString, type LocalDate, localDateOf, localToInstant } from "../scheduling/zone";
 import { type Db, inColumnOrder, insertWhere } from "./client";
-import { type HoldingCensus, holding } from "./occupancy";
+import { type OccupancyCensus, overlapping } from "./occupancy";
 
 export const DEMO = {
   orgId: "org_demo",
@@ -136,7 +136,7 @@ export function demoDate(now: number): LocalDate {
 /**
  * The demo's visits and hold on the next working day (the first local date
  * after today with opening hours), each inserted only while its technician
- * has nothing occupying its span (the engine's condition, holding): so a
+ * has nothing occupying its span (the engine's condition, overlapping): so a
  * second seed adds nothing, nor does one over a booking made since. The
  * visits' ids are the date's, the hold's a new one (an earlier run's has
  * expired). Seeded rows, not bookings: they record no event.
@@ -144,7 +144,7 @@ export function demoDate(now: number): LocalDate {
 function demoDay(db: Db, now: number) {
   const date = demoDate(now);
   const day = dateString(date).replaceAll("-", "");
-  const census: HoldingCensus = {
+  const census: OccupancyCensus = {
     org: { id: DEMO.orgId, maxBookingMs: DEMO_LONGEST_MINUTES * MINUTE },
     now,
     fresh: true,
@@ -156,8 +156,8 @@ function demoDay(db: Db, now: number) {
     const occupiedUntil = endsAt + service.bufferMinutes * MINUTE;
     const technicianId = DEMO_TECHNICIANS[technician - 1]!.id;
     const span = { start: startsAt, end: occupiedUntil };
-    const free = sql`NOT EXISTS (SELECT 1 FROM ${incidents} WHERE ${and(holding(incidents, census, span), eq(incidents.technicianId, technicianId))})
-      AND NOT EXISTS (SELECT 1 FROM ${holds} WHERE ${and(holding(holds, census, span), eq(holds.technicianId, technicianId))})`;
+    const free = sql`NOT EXISTS (SELECT 1 FROM ${incidents} WHERE ${and(overlapping(incidents, census, span), eq(incidents.technicianId, technicianId))})
+      AND NOT EXISTS (SELECT 1 FROM ${holds} WHERE ${and(overlapping(holds, census, span), eq(holds.technicianId, technicianId))})`;
     return { service, startsAt, endsAt, occupiedUntil, technicianId, free };
   };
   const visits = DEMO_VISITS.map((visit, i) => {

@@ -1,6 +1,6 @@
 // What occupies a place (docs/api.md, "Holding a slot"): visits not
 // cancelled and live holds, counted by availability, booking, holding and rescheduling
-// through one overlap condition (`holding`), applied to each of the two
+// through one overlap condition (`overlapping`), applied to each of the two
 // tables. A hold is live while its expiry is after the request's now, so
 // expiry is a condition here, never a job that must run.
 import { type AnyColumn, and, count, eq, gt, gte, lt, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
@@ -62,11 +62,11 @@ export interface Census {
   except?: string;
 }
 
-/** What holding reads of a census: of the org, only its id and longest span. */
-export type HoldingCensus = Omit<Census, "org"> & { org: Pick<Org, "id" | "maxBookingMs"> };
+/** What overlapping reads of a census: of the org, only its id and longest span. */
+export type OccupancyCensus = Omit<Census, "org"> & { org: Pick<Org, "id" | "maxBookingMs"> };
 
 /** The longest span a visit of the org occupies, in ms. */
-const longestSpan = ({ org, fresh }: HoldingCensus): SQL | number =>
+const longestSpan = ({ org, fresh }: OccupancyCensus): SQL | number =>
   fresh
     ? sql`((SELECT ${orgs.maxSlotMinutes} FROM ${orgs} WHERE ${eq(orgs.id, org.id)}) * ${sql.raw(String(MINUTE))})`
     : org.maxBookingMs;
@@ -82,7 +82,7 @@ type Text = string | Placeholder;
  * Every count of places uses this one condition, and so does the
  * reassignment's read (src/db/reassignment.ts).
  */
-export function holding(table: Occupant, census: HoldingCensus, range: { start: Bound; end: Bound }): SQL {
+export function overlapping(table: Occupant, census: OccupancyCensus, range: { start: Bound; end: Bound }): SQL {
   const { org, except } = census;
   return and(
     eq(table.orgId, org.id),
@@ -155,7 +155,7 @@ function occupancyOf(db: Db, census: Census, range: { start: Bound; end: Bound }
         count: count(),
       })
       .from(table)
-      .where(holding(table, census, range))
+      .where(overlapping(table, census, range))
       // In the index's order already; sorted below after merging the ranges.
       .groupBy(table.startsAt, table.occupiedUntil, table.technicianId);
   return groups(incidents).unionAll(groups(holds));
@@ -191,11 +191,11 @@ export const spanOf = ({ request, slot }: Placement): SlotTimes => ({
  */
 function peakIn(census: Census, span: Span): SQL {
   const inside = (table: Occupant) =>
-    sql`SELECT ${table.startsAt} FROM ${table} WHERE ${holding(table, census, span)} AND ${table.startsAt} > ${span.start}`;
+    sql`SELECT ${table.startsAt} FROM ${table} WHERE ${overlapping(table, census, span)} AND ${table.startsAt} > ${span.start}`;
   const starts = sql`SELECT ${span.start} AS at UNION ${inside(incidents)} UNION ${inside(holds)}`;
   const at = sql.raw("p.at");
   const occupyingAt = (table: Occupant) =>
-    sql`(SELECT count(*) FROM ${table} WHERE ${holding(table, census, { start: at, end: sql`${at} + 1` })})`;
+    sql`(SELECT count(*) FROM ${table} WHERE ${overlapping(table, census, { start: at, end: sql`${at} + 1` })})`;
   return sql`(SELECT coalesce(max(${occupyingAt(incidents)} + ${occupyingAt(holds)}), 0) FROM (${starts}) AS p)`;
 }
 
@@ -227,7 +227,7 @@ function busy(census: Census, span: Span): SQL {
   const of = (table: Occupant) =>
     sql`EXISTS (SELECT 1 FROM ${ofTechnician(table)} WHERE ${and(
       eq(table.technicianId, technicians.id),
-      holding(table, census, span),
+      overlapping(table, census, span),
     )})`;
   return sql`(${of(incidents)} OR ${of(holds)})`;
 }

@@ -12,7 +12,7 @@ import type { Booking } from "../scheduling/slots";
 import type { Db } from "./client";
 import { actorOf, recordEvent } from "./events";
 import { type IncidentRow, incidentView } from "./incidents";
-import { type HoldingCensus, holding, isScheduled, occupiesIn } from "./occupancy";
+import { isScheduled, type OccupancyCensus, occupiesIn, overlapping } from "./occupancy";
 
 /** A visit moving from the technician being changed to another one. */
 export type Move = VisitMove<IncidentRow>;
@@ -23,7 +23,7 @@ export type Move = VisitMove<IncidentRow>;
  */
 export async function bookingsAround(
   db: Db,
-  census: HoldingCensus,
+  census: OccupancyCensus,
   visits: IncidentRow[],
   timeZone: string,
 ): Promise<{ visits: Booking[]; held: Booking[] }> {
@@ -36,7 +36,7 @@ export async function bookingsAround(
       technicianId: incidents.technicianId,
     })
     .from(incidents)
-    .where(holding(incidents, census, range))
+    .where(overlapping(incidents, census, range))
     .unionAll(
       db
         .select({
@@ -46,7 +46,7 @@ export async function bookingsAround(
           technicianId: holds.technicianId,
         })
         .from(holds)
-        .where(holding(holds, census, range)),
+        .where(overlapping(holds, census, range)),
     );
   const of = (held: number) => rows.filter((r) => r.held === held).map(({ held: _, ...booking }) => booking);
   return { visits: of(0), held: of(1) };

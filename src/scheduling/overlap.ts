@@ -2,7 +2,7 @@
 // slot"): it occupies its technician or a crew from its start to the end of
 // its buffer, and takes the place if that shares an instant with the span.
 // The scans count it in JavaScript (visits.ts) and the statements in SQL
-// (src/db/occupancy.ts, holding), so the condition is written here twice,
+// (src/db/occupancy.ts, overlapping), so the condition is written here twice,
 // side by side: test/integration/scheduling/overlap.property.test.ts holds
 // the two forms equal.
 import type { AnyColumn, Placeholder, SQL } from "drizzle-orm";

@@ -100,7 +100,7 @@ export function restricts({ before, after }: TechnicianChange): boolean {
 /**
  * The span whose bookings a move of `visits` (sorted by start) must see:
  * from the start of the first one's local day to the end of the last one's
- * day or occupied span. What occupies an instant of it (holding) holds every
+ * day or occupied span. What occupies an instant of it (overlapping) holds every
  * visit that could overlap one of them, and every visit starting on one of
  * their days (the assignment's count of the day).
  */

@@ -1,17 +1,17 @@
 // The overlap's two forms (src/scheduling/overlap.ts) held equal: on random
 // visits (scheduled or cancelled) and holds (live or lapsed) of one org, and
-// a random span, the rows holding() finds in SQL — the one condition every
+// a random span, the rows overlapping() finds in SQL — the one condition every
 // count of places and the reassignment's read use (src/db/occupancy.ts) —
 // are exactly those that occupy a place at `now` (a visit not cancelled, a
 // hold not expired) and overlap the span by `overlaps` in JavaScript: with
 // the org's longest span cached or read in the statement, and with an
 // incident left out. No span is longer than the org's longest, as none is
-// in the service (the index bound of holding relies on it). Seeded.
+// in the service (the index bound of overlapping relies on it). Seeded.
 import { eq } from "drizzle-orm";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { holds, incidents, orgs } from "../../../drizzle/schema";
-import { type HoldingCensus, holding } from "../../../src/db/occupancy";
+import { type OccupancyCensus, overlapping } from "../../../src/db/occupancy";
 import { MINUTE } from "../../../src/lib/datetime";
 import { newId } from "../../../src/lib/ids";
 import { overlaps } from "../../../src/scheduling/overlap";
@@ -52,7 +52,7 @@ beforeAll(async () => {
   await db().update(orgs).set({ maxSlotMinutes: LONGEST_MINUTES }).where(eq(orgs.id, orgId));
 });
 
-describe("overlap: holding() in SQL finds what overlaps() and the occupancy rule find in JavaScript", () => {
+describe("overlap: overlapping() in SQL finds what overlaps() and the occupancy rule find in JavaScript", () => {
   it(`on ${RUNS} random sets of visits and holds`, async () => {
     let run = 0;
     await fc.assert(
@@ -91,7 +91,7 @@ describe("overlap: holding() in SQL finds what overlaps() and the occupancy rule
 
         const range = { start: base + s.span[0], end: base + s.span[0] + s.span[1] * MINUTE };
         const except = s.except === null ? undefined : visitRows[s.except]?.id;
-        const census: HoldingCensus = {
+        const census: OccupancyCensus = {
           org: { id: orgId, maxBookingMs: LONGEST_MINUTES * MINUTE },
           now,
           fresh: s.fresh,
@@ -101,11 +101,11 @@ describe("overlap: holding() in SQL finds what overlaps() and the occupancy rule
           db()
             .select({ id: incidents.id })
             .from(incidents)
-            .where(holding(incidents, census, range)),
+            .where(overlapping(incidents, census, range)),
           db()
             .select({ id: holds.id })
             .from(holds)
-            .where(holding(holds, census, range)),
+            .where(overlapping(holds, census, range)),
         ]);
 
         const occupies = (r: { startsAt: number; occupiedUntil: number }) =>
