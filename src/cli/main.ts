@@ -5,7 +5,7 @@ import { createDb } from "../db/client";
 import { keyProblem } from "../webhooks/key";
 import { COMMANDS } from "./commands";
 import { connect, type Target } from "./connect";
-import { CliError } from "./errors";
+import { CliError, describeUnexpected, whileLocked } from "./errors";
 import { exportTools } from "./tools";
 
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
@@ -140,25 +140,6 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-// Local state is one SQLite file that a running `wrangler dev` also writes;
-// a write of ours that meets its lock fails whole and wrote nothing (workerd
-// logs SQLITE_BUSY and throws only "internal error; reference = …"), and
-// every command is a single batch or reads before one write, so the command
-// is simply run again.
-const LOCKED = /SQLITE_BUSY|database is locked|internal error; reference = /;
-
-async function whileLocked<T>(run: () => Promise<T>, attempts = 5): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error);
-      if (attempt >= attempts || !LOCKED.test(text)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-    }
-  }
-}
-
 function humanReadable(result: object): string {
   if ("weeklyHours" in result) return `${JSON.stringify(result, null, 2)}\n`;
   const lines = Object.entries(result).map(([key, value]) =>
@@ -190,13 +171,3 @@ main(process.argv.slice(2)).then(
     process.exitCode = 1;
   },
 );
-
-function describeUnexpected(error: unknown): string {
-  const text =
-    error instanceof Error
-      ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}`
-      : String(error);
-  if (/no such table/.test(text))
-    return `${text.trim()} — apply the migrations first: npx wrangler d1 migrations apply DB --local`;
-  return text.trim();
-}

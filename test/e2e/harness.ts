@@ -9,6 +9,7 @@ import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { describeUnexpected, whileLocked } from "../../src/cli/errors";
 import { type Credentials, type ReadResponse, type RequestOptions, readResponse, toRequest } from "../support/http";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -205,7 +206,7 @@ export function applyMigrations(stateDir: string, config?: string): Promise<void
       try {
         await executeBatch(d1, sql);
       } catch (error) {
-        throw new Error(`migrations failed at ${name}: ${describeError(error)}`);
+        throw new Error(`migrations failed at ${name}: ${describeUnexpected(error)}`);
       }
     }
   });
@@ -235,7 +236,7 @@ export async function d1Execute(stateDir: string, sql: string, config?: string):
           async () => (await executeBatch((await openFolder(stateDir, config)).d1, sql)).at(-1)!,
         );
       } catch (error) {
-        last = describeError(error);
+        last = describeUnexpected(error);
         await sleep(100 * attempt);
         continue;
       }
@@ -308,7 +309,7 @@ export async function admin(stateDir: string, args: string[]): Promise<RunResult
       const result = await whileLocked(() => command(createDb(d1), flags, { webhookKey }));
       return { code: 0, stdout: `${JSON.stringify(result)}\n`, stderr: "" };
     } catch (error) {
-      const message = error instanceof CliError ? error.message : `unexpected error: ${describeError(error)}`;
+      const message = error instanceof CliError ? error.message : `unexpected error: ${describeUnexpected(error)}`;
       return { code: 1, stdout: "", stderr: `error: ${message}\n` };
     }
   });
@@ -336,31 +337,6 @@ function parseCliArgs(args: string[]): { flags: Flags; name: string } {
     options: cliOptions,
   });
   return { flags: values, name: positionals.join(" ") };
-}
-
-// As src/cli/main.ts: a write that met a running server's lock failed whole and is run again.
-const LOCKED = /SQLITE_BUSY|database is locked|internal error; reference = /;
-async function whileLocked<T>(task: () => Promise<T>, attempts = 5): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await task();
-    } catch (error) {
-      const text = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : String(error);
-      if (attempt >= attempts || !LOCKED.test(text)) throw error;
-      await sleep(100 * attempt);
-    }
-  }
-}
-
-/** An error's message and its cause's, as main.ts reports an unexpected one. */
-function describeError(error: unknown): string {
-  const text =
-    error instanceof Error
-      ? `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}`
-      : String(error);
-  if (/no such table/.test(text))
-    return `${text.trim()} — apply the migrations first: npx wrangler d1 migrations apply DB --local`;
-  return text.trim();
 }
 
 /** The one JSON line a successful `--json` CLI run prints; throws with the CLI's stderr otherwise. */
