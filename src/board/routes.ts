@@ -1,7 +1,8 @@
 // The dispatch board's page (docs/api.md, "The dispatch board"): public, as
 // the page holds no data — its script calls GET /api/v1/board with the
-// credentials the user enters. The HTML, script and style are modules loaded
-// by their first request: no isolate reads them at startup.
+// credentials the user enters. The HTML, script, style and icon are static
+// assets (src/assets/, wrangler.toml [assets]), outside the worker's bundle;
+// the worker serves them through the ASSETS binding with the page's headers.
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
@@ -19,17 +20,22 @@ const PAGE_HEADERS = {
 };
 
 const ASSETS = {
-  "/board": { type: "text/html; charset=utf-8", body: async () => (await import("./page")).BOARD_HTML },
-  "/board.js": { type: "text/javascript; charset=utf-8", body: async () => (await import("./script")).BOARD_JS },
-  "/board.css": { type: "text/css; charset=utf-8", body: async () => (await import("./style")).BOARD_CSS },
-  "/board.svg": { type: "image/svg+xml", body: async () => (await import("./page")).BOARD_ICON },
+  "/board": { file: "/board.html", type: "text/html; charset=utf-8" },
+  "/board.js": { file: "/board.js", type: "text/javascript; charset=utf-8" },
+  "/board.css": { file: "/board.css", type: "text/css; charset=utf-8" },
+  "/board.svg": { file: "/board.svg", type: "image/svg+xml" },
 };
 
 export function boardRoutes() {
   const routes = new Hono<AppEnv>();
-  for (const [path, asset] of Object.entries(ASSETS))
+  for (const [path, { file, type }] of Object.entries(ASSETS))
     routes
-      .get(path, async (c) => c.body(await asset.body(), 200, { ...PAGE_HEADERS, "Content-Type": asset.type }))
+      .get(path, async (c) => {
+        // Asked by path alone: no conditional header, so always the whole file (a 200, as before).
+        const asset = await c.env.ASSETS.fetch(new URL(file, c.req.url));
+        if (!asset.ok) throw new Error(`asset ${file}: ${asset.status}`);
+        return c.body(asset.body!, 200, { ...PAGE_HEADERS, "Content-Type": type });
+      })
       .all(path, methodNotAllowed("GET"));
   return routes;
 }

@@ -375,7 +375,7 @@ export function configWithRateLimit(limit: number, root = ROOT): { text: string;
       (_m, lead: string, file: string) => `${lead}${JSON.stringify(path.resolve(root, file))}`,
     )
     .replace(
-      /^(\s*migrations_dir\s*=\s*)"([^"]+)"/gm,
+      /^(\s*(?:migrations_dir|directory)\s*=\s*)"([^"]+)"/gm,
       (_m, lead: string, dir: string) => `${lead}${JSON.stringify(path.resolve(root, dir))}`,
     )
     // [alias] entries that name a file of the project.

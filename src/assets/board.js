@@ -1,12 +1,12 @@
-// The dispatch board's script, served as /board.js: plain JavaScript for the
-// browser (no build step), held to its behaviour by test/e2e/board.e2e.test.ts.
-// It asks once per tab for the org id and a key (sessionStorage only), draws
-// GET /api/v1/board of a local date as a timeline in the org's zone (by the
-// browser's Intl), and reloads the day every 30 s (`?refresh=N` seconds, for
-// tests). `?date=YYYY-MM-DD` opens on that date (`npm run dev` prints the
-// demo's). A refused key shows the problem's title and detail.
-
-export const BOARD_JS = String.raw`(() => {
+// The dispatch board's script, served as /board.js (src/board/routes.ts): plain
+// JavaScript for the browser (no build step), held to its behaviour by
+// test/e2e/board.e2e.test.ts. It asks once per tab for the org id and a key
+// (sessionStorage only), draws GET /api/v1/board of a local date as a timeline
+// in the org's zone (by the browser's Intl), and reloads the day every 30 s
+// (`?refresh=N` seconds, for tests). `?date=YYYY-MM-DD` opens on that date
+// (`npm run dev` prints the demo's). A refused key shows the problem's title
+// and detail.
+(() => {
 "use strict";
 const ORG = "board.orgId";
 const KEY = "board.apiKey";
@@ -257,4 +257,3 @@ document.addEventListener("DOMContentLoaded", () => {
   } else askCredentials();
 });
 })();
-`;
