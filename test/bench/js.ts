@@ -7,7 +7,9 @@
 // decides, which that figure's run-to-run noise (a fifth) hides. The floor
 // worker's own code (test/bench/floor) runs on the same replay as the baseline.
 // Prints µs of CPU per request (process.cpuUsage, the best of N rounds);
-// --profile adds the heaviest functions of the timed rounds.
+// --profile adds the heaviest functions of the timed rounds. An operation run
+// as a tool (over MCP, Vapi and Retell) alternates its rounds with its HTTP
+// twin's, and prints the median of their paired ratios (HTTP ÷ tool; goal ≥ 0.9).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { tmpdir } from "node:os";
@@ -90,6 +92,8 @@ interface Case {
   name: string;
   request: () => Request;
   floor?: boolean;
+  /** The HTTP case this tool call runs as: its µs ÷ this case's are printed as the ratio (goal ≥ 0.9). */
+  twin?: string;
 }
 
 /** With --profile: a V8 CPU profile of the timed rounds (in this process), printed as the heaviest functions. */
@@ -147,6 +151,38 @@ async function main() {
           body: body ? JSON.stringify(body) : undefined,
         });
     const lead = { firstName: "Bench", lastName: "Lead", email: "lead@example.com" };
+    /** The operation at `pathname` as a tool `tool` with `args`, over HTTP and then MCP, Vapi and Retell. */
+    const asTools = (name: string, pathname: string, tool: string, args: Record<string, unknown>): Case[] => {
+      const call = { id: "call-bench", from_number: seeded.caller, customer: { number: seeded.caller } };
+      return [
+        { name, request: api(pathname, seeded.heavy, args) },
+        ...(
+          [
+            ["MCP", "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args } }],
+            [
+              "Vapi",
+              "/api/v1/integrations/vapi/tool-calls",
+              {
+                message: {
+                  type: "tool-calls",
+                  call,
+                  toolCallList: [{ id: "c1", type: "function", function: { name: tool, arguments: args } }],
+                },
+              },
+            ],
+            ["Retell", `/api/v1/integrations/retell/${tool}`, { name: tool, call, args }],
+          ] as const
+        ).map(([transport, path, body]) => ({
+          name: `${name} over ${transport}`,
+          twin: name,
+          request: () => {
+            const request = api(path, seeded.heavy, body)();
+            request.headers.set("Accept", "application/json, text/event-stream");
+            return request;
+          },
+        })),
+      ];
+    };
     // One record for all cases: a key verified while recording one case is verified again, on replay, in another.
     const record = new Map<string, Answer>();
     // A start in the technician-mode org with technicians free for its booking and its hold (each recorded twice).
@@ -171,13 +207,10 @@ async function main() {
       { name: "GET /contacts page 1", request: api("/api/v1/contacts?limit=50") },
       { name: "GET /incidents/{id}", request: api(`/api/v1/incidents/${seeded.moves[0]!.id}`) },
       { name: "GET /incidents page 1", request: api("/api/v1/incidents?limit=50") },
-      { name: "find-caller", request: api("/api/v1/ai-agent/find-caller", seeded.heavy, { phone: seeded.caller }) },
-      {
-        name: "is-booking-available",
-        request: api("/api/v1/ai-agent/is-booking-available", seeded.heavy, {
-          dateTime: new Date(seeded.moves[0]!.to).toISOString(),
-        }),
-      },
+      ...asTools("find-caller", "/api/v1/ai-agent/find-caller", "find_caller", { phone: seeded.caller }),
+      ...asTools("is-booking-available", "/api/v1/ai-agent/is-booking-available", "check_booking_availability", {
+        dateTime: new Date(seeded.moves[0]!.to).toISOString(),
+      }),
       {
         name: "available-appointments, empty org, 50",
         request: api("/api/v1/ai-agent/available-appointments", seeded.empty, { dateTime: tomorrow, limit: 50 }),
@@ -216,35 +249,61 @@ async function main() {
     const rounds = Number(options.rounds);
     const requests = Number(options.requests);
     log(`µs of the worker's own JavaScript per request (best of ${rounds} rounds of ${requests}), D1 replayed:`);
-    for (const c of cases) {
-      const serve = (db: D1Database) =>
-        c.floor ? floor.fetch(c.request() as never, { DB: db }) : app.fetch(c.request(), env(db), ctx);
-      // Record (twice: the first request also verifies the key), then replay.
-      for (let i = 0; i < 2; i++) {
-        const response = await serve(replayD1(d1, record));
-        if (!response.ok) throw new Error(`${c.name}: ${response.status} ${await response.text()}`);
-      }
-      const replay = replayD1(undefined, record);
-      const session = options.profile ? await startProfile() : undefined;
-      let lastLine = "";
+    const serve = (c: Case, db: D1Database) =>
+      c.floor ? floor.fetch(c.request() as never, { DB: db }) : app.fetch(c.request(), env(db), ctx);
+    const replay = replayD1(undefined, record);
+    let lastLine = "";
+    /** µs of CPU per request over one round of `requests` replayed requests of `c`. */
+    async function round(c: Case): Promise<number> {
       console.log = (line: string) => {
         lastLine = line;
       };
-      let best = Number.POSITIVE_INFINITY;
-      for (let round = 0; round < rounds; round++) {
-        const started = process.cpuUsage();
-        for (let i = 0; i < requests; i++) {
-          const response = await serve(replay);
-          if (!response.ok)
-            throw new Error(`${c.name}: answered ${response.status} on replay: ${await response.text()} (${lastLine})`);
-          await response.arrayBuffer();
-        }
-        const used = process.cpuUsage(started);
-        best = Math.min(best, (used.user + used.system) / requests);
+      const started = process.cpuUsage();
+      for (let i = 0; i < requests; i++) {
+        const response = await serve(c, replay);
+        if (!response.ok)
+          throw new Error(`${c.name}: answered ${response.status} on replay: ${await response.text()} (${lastLine})`);
+        await response.arrayBuffer();
       }
+      const used = process.cpuUsage(started);
       console.log = log;
-      log(`  ${c.name.padEnd(40)} ${best.toFixed(1).padStart(7)} µs`);
-      if (session) await printProfile(session, rounds * requests);
+      return (used.user + used.system) / requests;
+    }
+    // A case with the tool calls that are its twins: their rounds alternate, so that the
+    // machine's drift over minutes weighs on both sides of a ratio alike.
+    const groups = cases.filter((c) => !c.twin || !cases.some((t) => t.name === c.twin));
+    for (const group of groups.map((head) => [head, ...cases.filter((c) => c.twin === head.name)])) {
+      for (const c of group) {
+        // Record (twice: the first request also verifies the key), then replay.
+        for (let i = 0; i < 2; i++) {
+          const response = await serve(c, replayD1(d1, record));
+          const text = await response.text();
+          // A tool's failure is a 200 over MCP (isError) and Vapi (error).
+          if (!response.ok || /"isError":true|"error":"/.test(text))
+            throw new Error(`${c.name}: ${response.status} ${text}`);
+        }
+      }
+      const times = group.map(() => [] as number[]);
+      // --profile: each case's rounds together, under its own profile.
+      const [sequence, repeat] = options.profile ? [group, rounds] : [Array(rounds).fill(group).flat(), 1];
+      for (const c of sequence as Case[]) {
+        const session = options.profile ? await startProfile() : undefined;
+        for (let r = 0; r < repeat; r++) times[group.indexOf(c)]!.push(await round(c));
+        if (session) {
+          log(`  ${c.name}:`);
+          await printProfile(session, rounds * requests);
+        }
+      }
+      for (const [i, c] of group.entries()) {
+        const ratios = times[i]!.map((us, r) => times[0]![r]! / us).sort((a, b) => a - b);
+        const median = ratios[Math.floor(ratios.length / 2)]!;
+        const ratio = i === 0 ? "" : `  ${median.toFixed(2)} × its HTTP twin (median of ${rounds} paired rounds)`;
+        log(
+          `  ${c.name.padEnd(40)} ${Math.min(...times[i]!)
+            .toFixed(1)
+            .padStart(7)} µs${ratio}`,
+        );
+      }
     }
     await dispose();
   } finally {
