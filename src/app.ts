@@ -18,7 +18,7 @@ const app = new Hono<AppEnv>();
 app.use(requestId, requestLog, database);
 // Public, so registered before the auth middleware below.
 app.get("/health", (c) => c.json({ status: "ok" })).all("/health", methodNotAllowed("GET"));
-app.route("/", docsRoutes(OPERATIONS));
+app.route("/", docsRoutes());
 app.route("/", boardRoutes());
 
 // Authentication runs before routing under /api/v1 (docs/api.md,

@@ -6,6 +6,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
+import { readAsset } from "../lib/assets";
 
 /** Only this origin's script, style, images and API; no frame, no form submission, no base. */
 export const BOARD_CSP =
@@ -31,9 +32,7 @@ export function boardRoutes() {
   for (const [path, { file, type }] of Object.entries(ASSETS))
     routes
       .get(path, async (c) => {
-        // Asked by path alone: no conditional header, so always the whole file (a 200, as before).
-        const asset = await c.env.ASSETS.fetch(new URL(file, c.req.url));
-        if (!asset.ok) throw new Error(`asset ${file}: ${asset.status}`);
+        const asset = await readAsset(c.env.ASSETS, file, c.req.url);
         return c.body(asset.body!, 200, { ...PAGE_HEADERS, "Content-Type": type });
       })
       .all(path, methodNotAllowed("GET"));

@@ -162,3 +162,10 @@ export function openApiDocument(operations: readonly Operation[]) {
   });
   return cached;
 }
+
+/** Where `npm run openapi` writes the document (the worker reads it as the asset /openapi.json). */
+export const OPENAPI_ASSET = "src/assets/openapi.json";
+
+/** The document as committed: indented, so that a change to an operation shows in its diff. */
+export const openApiJson = (operations: readonly Operation[]) =>
+  `${JSON.stringify(openApiDocument(operations), null, 2)}\n`;

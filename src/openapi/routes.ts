@@ -1,18 +1,23 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
-import type { Operation } from "../http/operation";
+import { readAsset } from "../lib/assets";
 
-/** The OpenAPI document of `operations` and the docs page: public, unauthenticated, not rate limited. */
-export function docsRoutes(operations: readonly Operation[]) {
-  // The document and the page are modules loaded by their first request: no isolate builds them at startup.
-  const document = async () => (await import("./document")).openApiDocument(operations);
+type Json = Record<string, unknown>;
+
+// Generated ahead of time from document.ts (`npm run openapi`) and read as a
+// static asset: zod-openapi and the document stay out of the worker's bundle.
+const document = async (c: Context<AppEnv>) => (await readAsset(c.env.ASSETS, "/openapi.json", c.req.url)).json<Json>();
+
+/** The OpenAPI document and the docs page: public, unauthenticated, not rate limited. */
+export function docsRoutes() {
   return new Hono<AppEnv>()
-    .get("/api/v1/openapi.json", async (c) => c.json(await document()))
+    .get("/api/v1/openapi.json", async (c) => c.json(await document(c)))
     .all("/api/v1/openapi.json", methodNotAllowed("GET"))
     .get("/docs", async (c) => {
+      // A module loaded by its first request: no isolate loads it at startup.
       const { renderDocsPage } = await import("./docs-page");
-      return c.html(renderDocsPage((await document()) as unknown as Record<string, unknown>));
+      return c.html(renderDocsPage(await document(c)));
     })
     .all("/docs", methodNotAllowed("GET"));
 }

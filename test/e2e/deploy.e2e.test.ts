@@ -33,7 +33,7 @@ describe("wrangler deploy --dry-run", () => {
     expect(fs.readdirSync(outdir)).toContain("index.js");
   });
 
-  it(`uploads at most ${GZIP_BUDGET_BYTES / 1000} KB gzip, minified, without ajv, zod's other locales or temporal-polyfill`, () => {
+  it(`uploads at most ${GZIP_BUDGET_BYTES / 1024} KiB gzip, minified, without ajv, zod's other locales or temporal-polyfill`, () => {
     expect(result.code, result.stderr).toBe(0);
     const bundle = fs.readFileSync(path.join(outdir, "index.js"));
     const gzip = gzipSync(bundle).length;
