@@ -1,35 +1,32 @@
-// `npm run bench [-- --seconds N] [-- --config other/wrangler.toml]`: a
-// benchmark, not a test. Seeds a fresh local state folder (one org with
-// 100,000 contacts and 20,000 bookings over a year, one empty org), starts
-// `wrangler dev` on 127.0.0.1 with quiet logging, and measures every endpoint
-// and /health with autocannon for N seconds a run (default 1.5; the default
-// run takes about 15 minutes on a 2-core machine).
+// `npm run bench [-- --seconds N] [-- --pairs N] [-- --only REGEX] [-- --config other/wrangler.toml]`:
+// a benchmark, not a test. Seeds a fresh local state folder (seed.ts: an org with
+// 100,000 contacts and 20,000 bookings over a year, an empty org, a
+// technician-mode org, orgs to hold slots in), serves it under `wrangler dev`
+// on 127.0.0.1 with quiet logging beside the floor worker (test/bench/floor,
+// under its own `wrangler dev`), and loads each case with autocannon for N
+// seconds a run (default 1.5).
 // What Workers bills, and what the figures compare, is CPU per request: the
 // CPU time (utime + stime in /proc) of every process of the server's process
 // group (npx, wrangler, workerd) over the run, divided by the responses
-// counted. Each case is a read or a write, and runs --pairs times (default 10)
-// right after its floor (test/bench/floor, under its own `wrangler dev`): a
-// read after the logged read floor (one indexed D1 read and one log line, as
-// the API logs one a request), a write after the write floor (one INSERT and
-// the log line). The machine's speed drifts within seconds, so each pair's
-// ratio (floor CPU/request ÷ the case's; 1 = as cheap as the floor) is taken
-// within the pair, and the table shows the median of the pairs (with 10
-// pairs of 1.5 s runs a case's ratio moved by 0.03 between full runs, where
-// 3 pairs of 4 s had moved it by up to 0.07), with req/s, with req/s,
-// p50 and p99 (medians of the case's runs). Then three p50 ratios: a contacts
-// page 90,000 rows deep and an incidents page about 19,800 deep against their
-// page 1, and availability of the 20,000-booking org against the empty one.
-// Then the webhooks (docs/webhooks.md): POST /leads twice more, back to back,
-// without and then with an endpoint subscribed to lead.created (the write
-// also sends to the delivery queue, and the consumer delivers beside the
-// load), and their ratio; and delivery to a local receiver (node:http on 127.0.0.1, every
-// signature verified with `standardwebhooks`): --deliveries N writes (default
-// 120), then events/s and p50/p99 from
-// each event's timestamp (its commit) to its receipt. The write cases are also
-// printed against the figures recorded before events existed (RECORDED below).
-// First the cold start and size: startup CPU (`wrangler check startup`, median
-// of --startup-runs, default 5; 0 skips it) and the bundle as `wrangler deploy`
-// would upload it, raw and gzip, beside the same figures of the floor worker.
+// counted. Each case runs --pairs times (default 10) right after its shape
+// floor: what the contract asks of it done with no code of the API's (a
+// page, a caller found, a create and its event, a booking that fits, a
+// week's visits, a day's board), or the same operation over HTTP with an
+// office key (a tool call over MCP, Vapi or Retell; an agent key bound to its
+// caller); else the logged read floor or the write floor. The machine's speed
+// drifts within seconds, so each pair's ratio (floor CPU/request ÷ the
+// case's; 1 = as cheap as the floor) is taken within the pair; the table
+// shows the median of the pairs and their spread, and the last line holds
+// every case to 0.9 (a bound agent key to 0.97). A full run takes about 20
+// minutes on a 2-core machine.
+// Also: three p50 ratios (contacts and incidents pages deep against page 1,
+// availability of the 20,000-booking org against the empty one); the
+// webhooks (docs/webhooks.md): POST /leads without and with an endpoint
+// subscribed, and --deliveries N (default 120) delivered to a local receiver,
+// every signature verified; the writes against RECORDED; and first the cold
+// start and size (`wrangler check startup`, median of --startup-runs, default
+// 5; 0 skips it; the bundle as `wrangler deploy` would upload it), beside the
+// floor worker's.
 // `--only REGEX` measures only the cases whose name matches (with their
 // floors), and skips the cold start, the webhooks and what needs missing cases.
 // Writes the same figures to .bench/results.json (or --out FILE). `--config` serves another
@@ -45,11 +42,13 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Webhook } from "standardwebhooks";
 import { candidateSlots } from "../../src/scheduling/slots";
+import { dateString, localDateOf, localToInstant } from "../../src/scheduling/zone";
 import { admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
 import { bundleSize, GZIP_BUDGET_BYTES, startupMs } from "./coldstart";
 import { FLOOR_DIR, startFloor } from "./floor/start";
+import { Holds } from "./holds";
 import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
 
 const { values: options } = parseArgs({
@@ -76,6 +75,8 @@ const CONNECTIONS = Number(options.connections);
 const DEPTH = Number(options.depth);
 const PAGE = 50;
 const DELIVERIES = Number(options.deliveries ?? 120);
+/** Holds a hold case's run may take: its warm-up and 60 a second per connection, more than a run answers. */
+const HOLDS_PER_RUN = 20 + Math.ceil(SECONDS * CONNECTIONS * 60);
 /** How long deliveries may take to arrive before the run gives up on them (a bound, not a measurement). */
 const DELIVERY_WAIT_MS = 60_000;
 
@@ -97,19 +98,32 @@ interface Case {
   org: BenchOrg | null;
   method?: "GET" | "POST";
   path: string;
+  /** Sent beside the credentials (MCP's Accept, an agent's caller). */
+  headers?: Record<string, string>;
   /** A body per request (a new one each time, so writes do not all hit one slot). */
   body?: () => unknown;
-  /** Or a path and body per request (a write to a different resource each time). */
-  next?: () => { path: string; body: unknown };
+  /** Or a path and body per request, and the org it is sent as (a write to a different resource each time). */
+  next?: () => { path: string; body: unknown; org?: BenchOrg };
+  /** Each answer's body, with the org it was sent as. */
+  answered?: (org: BenchOrg | null, text: string) => void;
+  /** Whether a 2xx answer is the operation's success (a tool call's failure is a 200 over MCP and Vapi); checked in the warm-up. */
+  ok?: (text: string) => boolean;
+  /** Run before and after each measured run, outside it (holds made and released). */
+  before?: () => Promise<void>;
+  after?: () => Promise<void>;
   /** Served by the floor worker instead of the API. */
   floor?: boolean;
   /**
-   * The floor of the case's shape, which it is also compared with: what the
+   * The floor of the case's shape, run right before it in each pair: what the
    * contract asks of it done with no code of the API's (a page reads 51 rows,
-   * find-caller looks the number up three ways, a create records its event).
+   * find-caller looks the number up three ways, a create records its event, a
+   * booking counts the visits in its span), or the same operation over HTTP (a
+   * tool call, a bound key's call). Default: its kind's floor.
    */
   shaped?: Case;
-  /** Which floor a case is compared with: the logged read floor or the write floor. */
+  /** The ratio to its shape floor it is held to (default 0.9). */
+  target?: number;
+  /** Which floor a case is compared with when it has no shape: the logged read floor or the write floor. */
   kind: Kind;
 }
 
@@ -144,21 +158,51 @@ const CALLER_FLOOR: Case = {
   floor: true,
 };
 const OUTBOX_FLOOR: Case = { ...FLOORS.write, name: "floor: a write and its event, logged", path: "/write-event" };
-
-/** The cases the summary lines hold to 0.9 × the floor's CPU per request. */
-const TARGETS: Record<Kind, string[]> = {
-  read: [
-    "GET /accounts/{id}",
-    "GET /contacts page 1",
-    "GET /incidents/{id}",
-    "GET /incidents page 1",
-    "find-caller, 100k contacts",
-    "is-booking-available, 20k bookings",
-    "available-appointments, empty org",
-  ],
-  write: ["POST /leads", "POST /contacts", "create-incident, 20k bookings"],
+const BOOKING_FLOOR: Case = {
+  ...FLOORS.write,
+  name: "floor: a booking that fits and its event, logged",
+  path: "/book",
+  body: () => ({ clientName: "Floor Client", insectName: "Ants" }),
 };
+const TECHNICIAN_BOOKING_FLOOR: Case = {
+  ...BOOKING_FLOOR,
+  name: "floor: a booking of a free technician and its event, logged",
+  path: "/book?technicians=20",
+};
+const AVAILABILITY_FLOOR: Case = {
+  name: "floor: a week of 20 technicians' visits, logged",
+  kind: "read",
+  org: null,
+  path: "/availability",
+  body: () => ({ dateTime: new Date(Date.now() + DAY).toISOString(), technicians: 20 }),
+  floor: true,
+};
+/** The board's day: a week ago in the orgs' zone, which no write of the benchmark reaches. */
+const BOARD_DATE = localDateOf(Date.now() - 7 * DAY, BENCH_SCHEDULE.timeZone);
+const BOARD_FLOOR: Case = {
+  name: "floor: a day's visits and holds, logged",
+  kind: "read",
+  org: null,
+  path: `/board?start=${localToInstant(BOARD_DATE, 0, BENCH_SCHEDULE.timeZone)}&end=${localToInstant(BOARD_DATE + 1, 0, BENCH_SCHEDULE.timeZone)}`,
+  floor: true,
+};
+const FLOOR_ROWS = [
+  BARE_FLOOR,
+  FLOORS.read,
+  FLOORS.write,
+  PAGE_FLOOR,
+  CALLER_FLOOR,
+  OUTBOX_FLOOR,
+  BOOKING_FLOOR,
+  TECHNICIAN_BOOKING_FLOOR,
+  AVAILABILITY_FLOOR,
+  BOARD_FLOOR,
+];
+const shapeOf = (c: Case) => c.shaped ?? FLOORS[c.kind];
+
 const TARGET_RATIO = 0.9;
+/** The goal of an agent key's binding to its caller: no extra round trip, at most 3 % more CPU than the call unbound. */
+const BOUND_TARGET_RATIO = 0.97;
 
 const round = (n: number, digits = 2) => +n.toFixed(digits);
 const median = (values: number[]) => {
@@ -230,20 +274,29 @@ async function measure(server: DevServer, c: Case): Promise<Figures> {
   if (group === undefined) throw new Error(`${c.name}: the server has no process group`);
   const baseUrl = server.baseUrl;
   const body = c.body;
-  const next = c.next ?? (body ? () => ({ path: c.path, body: body() }) : undefined);
+  const next: Case["next"] = c.next ?? (body ? () => ({ path: c.path, body: body() }) : undefined);
   const method = c.method ?? (next ? "POST" : "GET");
-  const headers = headersOf(c.org, next !== undefined);
+  const headersAs = (org: BenchOrg | null | undefined) => ({
+    ...headersOf(org === undefined ? c.org : org, next !== undefined),
+    ...c.headers,
+  });
+  await c.before?.();
   // Warm-up: the first requests compile code paths and fill the isolate's caches.
   for (let i = 0; i < 20; i++) {
     const request = next?.();
+    const org = request?.org ?? c.org;
     const response = await fetch(baseUrl + (request?.path ?? c.path), {
       method,
-      headers,
+      headers: headersAs(org),
       body: request ? JSON.stringify(request.body) : undefined,
     });
-    if (!response.ok) throw new Error(`${c.name}: warm-up answered ${response.status}: ${await response.text()}`);
+    const text = await response.text();
+    if (!response.ok || c.ok?.(text) === false)
+      throw new Error(`${c.name}: warm-up answered ${response.status}: ${text.slice(0, 1000)}`);
+    c.answered?.(org, text);
   }
   const before = groupCpu(group);
+  const answered = c.answered;
   const result = await autocannon({
     url: baseUrl,
     connections: CONNECTIONS,
@@ -252,19 +305,24 @@ async function measure(server: DevServer, c: Case): Promise<Figures> {
       {
         method,
         path: c.path,
-        headers,
+        headers: headersAs(c.org),
         ...(next
           ? {
-              setupRequest: (request) => {
-                const { path, body } = next();
-                return { ...request, path, body: JSON.stringify(body) };
+              setupRequest: (request, context) => {
+                const { path, body, org } = next();
+                context.org = org ?? c.org;
+                return { ...request, path, headers: headersAs(org), body: JSON.stringify(body) };
               },
             }
+          : {}),
+        ...(answered
+          ? { onResponse: (_status, text, context) => answered((context.org as BenchOrg | null) ?? c.org, text) }
           : {}),
       },
     ],
   });
   const cpuMs = cpuBetween(group, before, groupCpu(group));
+  await c.after?.();
   return {
     reqPerSec: round(result.requests.average, 1),
     p50: result.latency.p50,
@@ -522,19 +580,23 @@ function commitOf(): string {
 
 interface Pair {
   cpu: number;
+  /** Its shape floor's CPU per request, run just before it. */
   floorCpu: number;
-  /** With a floor of its shape (a page, a create): that floor's CPU per request, run just before its kind's floor. */
-  shapedFloorCpu?: number;
   /** The floor's CPU per request ÷ the case's: 1 = as cheap as the floor, higher is cheaper. */
   ratio: number;
   reqPerSec: number;
 }
 type Entry = Figures & {
   kind: Kind;
+  /** The floor it is compared with: its shape floor (a floor row: its kind's floor, over all that floor's runs). */
+  floor: string;
   floorCpuMsPerRequest: number;
+  /** The median of the pairs' ratios. */
   cpuVsFloor: number;
-  /** With a floor of its shape: the median of that floor's CPU per request ÷ its own. */
-  cpuVsShapedFloor?: number;
+  /** The lowest and highest pair ratio. */
+  spread?: [number, number];
+  target?: number;
+  pass?: boolean;
   pairs: Pair[];
 };
 
@@ -555,7 +617,9 @@ async function main() {
     await applyMigrations(stateDir, config);
     const migrateSeconds = seconds(started);
     started = performance.now();
-    const seeded = await seed(stateDir, Number(options.contacts), Number(options.bookings));
+    const seeded = await seed(stateDir, Number(options.contacts), Number(options.bookings), {
+      holdOrgs: Math.ceil(HOLDS_PER_RUN / 90),
+    });
     const seedSeconds = seconds(started);
     console.log(
       `seeded ${seeded.contacts} contacts (${round(seeded.contactsSeconds)} s) and ${seeded.bookings} bookings (${round(seeded.bookingsSeconds)} s); migrations ${migrateSeconds} s, seeding in all ${seedSeconds} s`,
@@ -600,11 +664,40 @@ async function main() {
     const bookingSlot = (k: number) =>
       k < 4 * near.length ? near[k % near.length]! : later[(k - 4 * near.length) % later.length]!;
     let booking = 0;
+    // The fleet's bookings walk the same slots, 8 times over (20 technicians each, at most 10 busy with
+    // seeded visits), then the later ones.
+    const fleetSlot = (k: number) =>
+      k < 8 * near.length ? near[k % near.length]! : later[(k - 8 * near.length) % later.length]!;
+    let fleetBooking = 0;
+    const holds = new Holds(server.baseUrl, seeded.holders, near, CONNECTIONS);
+    // The operations that are also run as tool calls and with an agent key, over HTTP with an office key.
+    const checkHttp: Case = {
+      name: "is-booking-available, 20k bookings",
+      kind: "read",
+      org: heavy,
+      path: "/api/v1/ai-agent/is-booking-available",
+      body: () => ({ dateTime: new Date(checked!.start).toISOString() }),
+    };
+    const checkArgs = () => ({ dateTime: new Date(checked!.start).toISOString() });
+    const incidentHttp: Case = {
+      name: "GET /incidents/{id}",
+      kind: "read",
+      org: heavy,
+      path: `/api/v1/incidents/${seeded.callerIncident.id}`,
+    };
+    const callerHttp: Case = {
+      name: "find-caller, 100k contacts",
+      kind: "read",
+      org: heavy,
+      path: "/api/v1/ai-agent/find-caller",
+      body: () => ({ phone: seeded.caller }),
+      shaped: CALLER_FLOOR,
+    };
     // Each reschedule moves the next seeded booking to its other slot (and back on its next turn).
     let move = 0;
     const at = seeded.moves.map((m) => m.from);
     const cases: Case[] = [
-      { name: "GET /health", kind: "read", org: null, path: "/health" },
+      { name: "GET /health", kind: "read", shaped: BARE_FLOOR, org: null, path: "/health" },
       {
         name: "POST /leads",
         kind: "write",
@@ -633,23 +726,18 @@ async function main() {
         kind: "read",
         org: heavy,
         path: `/api/v1/contacts?limit=${PAGE}&cursor=${deepCursor}`,
+        shaped: PAGE_FLOOR,
       },
       {
         name: "GET /contacts?accountId",
         kind: "read",
         org: heavy,
         path: `/api/v1/contacts?limit=${PAGE}&accountId=${heavy.accountId}`,
+        shaped: PAGE_FLOOR,
       },
       { name: "GET /accounts/{id}", kind: "read", org: heavy, path: `/api/v1/accounts/${heavy.accountId}` },
-      {
-        name: "find-caller, 100k contacts",
-        kind: "read",
-        org: heavy,
-        path: "/api/v1/ai-agent/find-caller",
-        body: () => ({ phone: seeded.caller }),
-        shaped: CALLER_FLOOR,
-      },
-      { name: "GET /incidents/{id}", kind: "read", org: heavy, path: `/api/v1/incidents/${seeded.moves[0]!.id}` },
+      callerHttp,
+      incidentHttp,
       {
         name: "GET /incidents page 1",
         kind: "read",
@@ -662,6 +750,7 @@ async function main() {
         kind: "read",
         org: heavy,
         path: `/api/v1/incidents?limit=${PAGE}&cursor=${deepIncidents}`,
+        shaped: PAGE_FLOOR,
       },
       {
         // A week of slots: 50 (the schema allows up to 100).
@@ -678,16 +767,11 @@ async function main() {
         path: "/api/v1/ai-agent/available-appointments",
         body: () => ({ dateTime: tomorrow, limit: 10 }),
       },
-      {
-        name: "is-booking-available, 20k bookings",
-        kind: "read",
-        org: heavy,
-        path: "/api/v1/ai-agent/is-booking-available",
-        body: () => ({ dateTime: new Date(checked!.start).toISOString() }),
-      },
+      checkHttp,
       {
         name: "available-appointments, 20 technicians × 3 services × 5k visits",
         kind: "read",
+        shaped: AVAILABILITY_FLOOR,
         org: seeded.fleet,
         path: "/api/v1/ai-agent/available-appointments",
         body: () => ({ dateTime: tomorrow, limit: 10 }),
@@ -695,6 +779,7 @@ async function main() {
       {
         name: "available-appointments, a 180-minute service, 20 technicians",
         kind: "read",
+        shaped: AVAILABILITY_FLOOR,
         org: seeded.fleet,
         path: "/api/v1/ai-agent/available-appointments",
         body: () => ({
@@ -707,7 +792,7 @@ async function main() {
       {
         name: "create-incident, 20k bookings",
         kind: "write",
-        shaped: OUTBOX_FLOOR,
+        shaped: BOOKING_FLOOR,
         org: heavy,
         path: "/api/v1/ai-agent/create-incident",
         body: () => ({
@@ -719,6 +804,7 @@ async function main() {
       {
         name: "reschedule, 20k bookings",
         kind: "write",
+        shaped: BOOKING_FLOOR,
         org: heavy,
         path: "/api/v1/incidents/{id}/reschedule",
         next: () => {
@@ -728,44 +814,152 @@ async function main() {
           return { path: `/api/v1/incidents/${id}/reschedule`, body: { dateTime: new Date(at[i]).toISOString() } };
         },
       },
+      {
+        name: "hold-slot",
+        kind: "write",
+        shaped: BOOKING_FLOOR,
+        org: null,
+        path: "/api/v1/ai-agent/hold-slot",
+        next: () => holds.hold(),
+        answered: (org, text) => holds.held(org!, text),
+        after: () => holds.releaseMade(),
+        ok: (text) => text.includes('"holdId"'),
+      },
+      {
+        name: "create-incident on a hold",
+        kind: "write",
+        shaped: BOOKING_FLOOR,
+        org: null,
+        path: "/api/v1/ai-agent/create-incident",
+        next: () => holds.book(),
+        before: () => holds.fill(HOLDS_PER_RUN),
+        ok: (text) => text.includes('"holdExpired":false'),
+      },
+      {
+        name: "create-incident, 20 technicians",
+        kind: "write",
+        shaped: TECHNICIAN_BOOKING_FLOOR,
+        org: seeded.fleet,
+        path: "/api/v1/ai-agent/create-incident",
+        body: () => ({
+          dateTime: new Date(fleetSlot(fleetBooking++).start).toISOString(),
+          clientName: "Bench Client",
+          insectName: "Ants",
+        }),
+      },
+      {
+        name: "is-booking-available over MCP",
+        kind: "read",
+        shaped: checkHttp,
+        org: heavy,
+        path: "/mcp",
+        headers: { Accept: "application/json, text/event-stream" },
+        body: () => ({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "check_booking_availability", arguments: checkArgs() },
+        }),
+        ok: (text) => {
+          const { result } = JSON.parse(text) as { result?: { isError?: boolean } };
+          return result !== undefined && result.isError !== true;
+        },
+      },
+      {
+        name: "is-booking-available over Vapi",
+        kind: "read",
+        shaped: checkHttp,
+        org: heavy,
+        path: "/api/v1/integrations/vapi/tool-calls",
+        body: () => ({
+          message: {
+            type: "tool-calls",
+            call: { id: "call_bench", customer: { number: seeded.caller } },
+            toolCallList: [
+              {
+                id: "tc_1",
+                type: "function",
+                function: { name: "check_booking_availability", arguments: JSON.stringify(checkArgs()) },
+              },
+            ],
+          },
+        }),
+        ok: (text) => (JSON.parse(text) as { results: { result?: string }[] }).results[0]?.result !== undefined,
+      },
+      {
+        name: "is-booking-available over Retell",
+        kind: "read",
+        shaped: checkHttp,
+        org: heavy,
+        path: "/api/v1/integrations/retell/check_booking_availability",
+        body: () => ({
+          name: "check_booking_availability",
+          call: { call_id: "call_bench", from_number: seeded.caller, direction: "inbound" },
+          args: checkArgs(),
+        }),
+      },
+      {
+        name: "GET /board, 20 technicians",
+        kind: "read",
+        shaped: BOARD_FLOOR,
+        org: seeded.fleet,
+        path: `/api/v1/board?date=${dateString(BOARD_DATE)}`,
+      },
+      {
+        ...incidentHttp,
+        name: "GET /incidents/{id}, agent key bound to its caller",
+        shaped: incidentHttp,
+        target: BOUND_TARGET_RATIO,
+        org: seeded.agent,
+        headers: { "X-Caller-Phone": seeded.callerIncident.phone },
+      },
+      {
+        ...callerHttp,
+        name: "find-caller, agent key bound to its caller",
+        shaped: callerHttp,
+        target: BOUND_TARGET_RATIO,
+        org: seeded.agent,
+        headers: { "X-Caller-Phone": seeded.caller },
+      },
     ];
     const measured = cases.filter((c) => selected(c.name));
     if (measured.length === 0) throw new Error(`--only ${options.only}: no case matches`);
 
-    // Every run of each floor, its own row's and the paired ones.
+    // Every run of each floor, its own row's and the paired ones (an API case that is a shape floor too).
     const floorRuns = new Map<string, Figures[]>();
     const runFloor = async (c: Case) => {
-      const figures = await measure(floor!, c);
+      const figures = await measure(c.floor ? floor! : server!, c);
       floorRuns.set(c.name, [...(floorRuns.get(c.name) ?? []), figures]);
       return figures;
     };
-    const floorCases = [BARE_FLOOR, FLOORS.read, FLOORS.write, PAGE_FLOOR, CALLER_FLOOR, OUTBOX_FLOOR];
     // The floor rows: one run each, for their req/s and latency.
     const floorRows = new Map<string, Figures>();
-    for (const c of floorCases) floorRows.set(c.name, await runFloor(c));
+    for (const c of FLOOR_ROWS) floorRows.set(c.name, await runFloor(c));
 
-    // Each case right after its floor, PAIRS times: the machine's speed drifts over minutes, so a case is
-    // only ever compared with the floor run just before it.
+    // Each case right after its shape floor, PAIRS times: the machine's speed drifts over minutes, so a
+    // case is only ever compared with the floor run just before it.
     const caseResults: Record<string, Entry> = {};
     for (const c of measured) {
       const pairs: Pair[] = [];
       const runs: Figures[] = [];
       for (let i = 0; i < PAIRS; i++) {
-        const shaped = c.shaped && (await runFloor(c.shaped));
-        const before = await runFloor(FLOORS[c.kind]);
+        const before = await runFloor(shapeOf(c));
         const run = await measure(server, c);
         runs.push(run);
         pairs.push({
           cpu: run.cpuMsPerRequest,
           floorCpu: before.cpuMsPerRequest,
-          ...(shaped ? { shapedFloorCpu: shaped.cpuMsPerRequest } : {}),
           ratio: round(before.cpuMsPerRequest / run.cpuMsPerRequest, 3),
           reqPerSec: run.reqPerSec,
         });
       }
       const of = (field: keyof Figures) => runs.map((r) => r[field]);
+      const ratios = pairs.map((p) => p.ratio);
+      const cpuVsFloor = round(median(ratios));
+      const target = c.target ?? TARGET_RATIO;
       caseResults[c.name] = {
         kind: c.kind,
+        floor: shapeOf(c).name,
         reqPerSec: round(median(of("reqPerSec")), 1),
         p50: median(of("p50")),
         p99: median(of("p99")),
@@ -774,8 +968,10 @@ async function main() {
         requests: sum(of("requests")),
         cpuMsPerRequest: round(median(pairs.map((p) => p.cpu)), 3),
         floorCpuMsPerRequest: round(median(pairs.map((p) => p.floorCpu)), 3),
-        cpuVsFloor: round(median(pairs.map((p) => p.ratio))),
-        ...(c.shaped ? { cpuVsShapedFloor: round(median(pairs.map((p) => p.shapedFloorCpu! / p.cpu))) } : {}),
+        cpuVsFloor,
+        spread: [round(Math.min(...ratios)), round(Math.max(...ratios))],
+        target,
+        pass: cpuVsFloor >= target,
         pairs,
       };
     }
@@ -790,13 +986,14 @@ async function main() {
     // A floor row against the median of its kind's floor (so the logged floors read about 1, and the
     // bare floor shows what the log line costs); its errors and non-2xx count every run of it.
     const floorResults: Record<string, Entry> = Object.fromEntries(
-      floorCases.map((c) => {
+      FLOOR_ROWS.map((c) => {
         const row = floorRows.get(c.name)!;
         const runs = floorRuns.get(c.name)!;
         const reference = floorCpu[FLOORS[c.kind].name]!.cpuMsPerRequest;
         const entry: Entry = {
           ...row,
           kind: c.kind,
+          floor: FLOORS[c.kind].name,
           errors: sum(runs.map((r) => r.errors)),
           non2xx: sum(runs.map((r) => r.non2xx)),
           floorCpuMsPerRequest: reference,
@@ -815,50 +1012,20 @@ async function main() {
         "CPU ms/req": r.cpuMsPerRequest,
         "floor CPU ms/req": r.floorCpuMsPerRequest,
         "CPU × floor": r.cpuVsFloor,
+        spread: r.spread?.join("–") ?? "",
         "p50 ms": r.p50,
         "p99 ms": r.p99,
         errors: r.errors,
         "non-2xx": r.non2xx,
-        kind: r.kind,
+        floor: r.floor,
       })),
     );
     const floorLogged = results[FLOORS.read.name]!;
     const floorBare = results[BARE_FLOOR.name]!;
     const logLine = round(floorLogged.reqPerSec / floorBare.reqPerSec);
     console.log(
-      `"CPU × floor": the median over ${PAIRS} pair(s) of the floor's CPU per request ÷ the case's, each case right after its floor (a read after the logged read floor, a write after the write floor); a floor row is its one run against the median of all its kind's floor runs. CPU is the server's whole process group, npx, wrangler and workerd. The read floor: ${floorBare.cpuMsPerRequest} CPU ms/request and ${floorBare.reqPerSec} req/s without a log line, ${floorLogged.cpuMsPerRequest} and ${floorLogged.reqPerSec} with one; under wrangler dev each console.log travels from workerd to the wrangler process, a local cost that Workers Logs does not add on Cloudflare.`,
+      `"CPU × floor": the median over ${PAIRS} pair(s) of the floor's CPU per request ÷ the case's, each case right after its shape floor ("floor": a floor worker's, or the same operation over HTTP with an office key); "spread" the lowest and highest pair; a floor row is its one run against the median of all its kind's floor runs (the logged read floor, the write floor). CPU is the server's whole process group, npx, wrangler and workerd. The read floor: ${floorBare.cpuMsPerRequest} CPU ms/request and ${floorBare.reqPerSec} req/s without a log line, ${floorLogged.cpuMsPerRequest} and ${floorLogged.reqPerSec} with one; under wrangler dev each console.log travels from workerd to the wrangler process, a local cost that Workers Logs does not add on Cloudflare.`,
     );
-    for (const kind of ["read", "write"] as const) {
-      const names = TARGETS[kind].filter((name) => results[name]);
-      if (names.length === 0) continue;
-      const listed = (meet: boolean) =>
-        names
-          .filter((name) => results[name]!.cpuVsFloor >= TARGET_RATIO === meet)
-          .map((name) => `${name} (${results[name]!.cpuVsFloor})`)
-          .join(", ") || "none";
-      console.log(
-        `${kind}s at ≥ ${TARGET_RATIO} CPU × floor: ${listed(true)}; below ${TARGET_RATIO}: ${listed(false)}`,
-      );
-    }
-    for (const [floor, what] of [
-      [PAGE_FLOOR, "pages against the page floor (one read of 51 contacts and the log line"],
-      [
-        CALLER_FLOOR,
-        "find-caller against the caller floor (the body read, one batch of three reads by phone: 1 contact, 1 account, 10 visits to come; and the log line",
-      ],
-      [
-        OUTBOX_FLOOR,
-        "creates against the outbox floor (the write floor's INSERT, its event and the read of its subscribers in one batch, and the log line",
-      ],
-    ] as const) {
-      const held = measured
-        .filter((c) => c.shaped === floor)
-        .map((c) => `${c.name} ${results[c.name]!.cpuVsShapedFloor}`);
-      if (held.length > 0)
-        console.log(
-          `${what}, run before each pair; median of the pairs): ${held.join(", ")}; the floor's own CPU × its kind's floor: ${results[floor.name]?.cpuVsFloor}`,
-        );
-    }
     // Where the CPU goes (workerd, wrangler's node, npx, esbuild), summed over every measured run.
     const byProcess = (s: DevServer) => {
       const byName = [...(cpuByProcess.get(s.processGroup!) ?? [])].sort((a, b) => b[1] - a[1]);
@@ -954,6 +1121,13 @@ async function main() {
       webhooks: webhooks?.figures ?? null,
     };
     writeFileSync(output, `${JSON.stringify(figures, null, 2)}\n`);
+    const held = Object.entries(caseResults);
+    const passed = held.filter(([, r]) => r.pass).length;
+    console.log(
+      `every case against its shape floor (median of ${PAIRS} pair(s), spread; pass at ≥ ${TARGET_RATIO}, a bound agent key at ≥ ${BOUND_TARGET_RATIO}): ${passed} of ${held.length} pass: ${held
+        .map(([name, r]) => `${name} ${r.cpuVsFloor} (${r.spread!.join("–")}) ${r.pass ? "pass" : "FAIL"}`)
+        .join("; ")}`,
+    );
     console.log(`figures written to ${path.relative(process.cwd(), output)}`);
     if (Object.values(results).some((r) => r.errors > 0 || r.non2xx > 0)) process.exitCode = 1;
   } finally {

@@ -1,4 +1,4 @@
-// `npm run bench:profile [-- --case slots|account|contacts|lead|incident] [-- --seconds N]`:
+// `npm run bench:profile [-- --case slots|account|contacts|lead|incident|mcp|…] [-- --seconds N]`:
 // where a request's CPU goes inside the worker. Seeds a small org (as `npm run
 // bench` does), serves it under `wrangler dev`, and records a V8 CPU profile
 // of the worker through wrangler's inspector while autocannon loads one case.
@@ -17,11 +17,12 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { SourceMapConsumer } from "source-map";
 import WebSocket from "ws";
+import { candidateSlots } from "../../src/scheduling/slots";
 import { applyMigrations, configWithRateLimit, DevServer, freePort, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
 import { FLOOR_DIR, startFloor } from "./floor/start";
-import { type BenchOrg, seed } from "./seed";
+import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
 
 const { values: options } = parseArgs({
   options: {
@@ -125,11 +126,17 @@ interface ProfiledCase {
   path: string;
   body?: unknown;
   org?: BenchOrg;
+  /** Sent beside the credentials. */
+  headers?: Record<string, string>;
 }
 
 const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, ProfiledCase> => {
   const tomorrow = new Date(Date.now() + DAY).toISOString();
   const lead = { firstName: "Bench", lastName: "Lead", email: "lead@example.com" };
+  // A slot start, as bench.ts checks.
+  const [slot] = candidateSlots({ ...BENCH_SCHEDULE, closedDates: [] }, Date.now() + 2 * DAY, Date.now() + 9 * DAY);
+  const check = { dateTime: new Date(slot!.start).toISOString() };
+  const tool = { name: "check_booking_availability", arguments: check };
   return {
     floor: { floor: true, path: "/logged?id=acct_floor" },
     "floor-write": { floor: true, path: "/write", body: lead },
@@ -144,6 +151,19 @@ const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, Profiled
     incidents: { org: orgs?.heavy, path: "/api/v1/incidents?limit=50" },
     "find-caller": { org: orgs?.heavy, path: "/api/v1/ai-agent/find-caller", body: { phone: orgs?.caller } },
     lead: { org: orgs?.heavy, path: "/api/v1/leads", body: lead },
+    check: { org: orgs?.heavy, path: "/api/v1/ai-agent/is-booking-available", body: check },
+    // The same check as a tool call (bench.ts: "is-booking-available over MCP").
+    mcp: {
+      org: orgs?.heavy,
+      path: "/mcp",
+      headers: { Accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: tool },
+    },
+    "fleet-slots": {
+      org: orgs?.fleet,
+      path: "/api/v1/ai-agent/available-appointments",
+      body: { dateTime: new Date(Date.now() + DAY).toISOString(), limit: 10 },
+    },
   };
 };
 
@@ -169,6 +189,7 @@ async function main() {
     const headers = {
       ...(chosen.org ? credentialsOf(chosen.org) : {}),
       ...(chosen.body ? { "Content-Type": "application/json" } : {}),
+      ...chosen.headers,
     };
     const method = chosen.body ? "POST" : "GET";
     const body = chosen.body ? JSON.stringify(chosen.body) : undefined;

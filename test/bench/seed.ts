@@ -3,12 +3,14 @@
 // `accounts import` (multi-row INSERT … SELECT FROM json_each, in one batch):
 // a heavy org with 100,000 contacts and 20,000 bookings spread over a year
 // (each booking with the phone of a contact, so that find-caller finds some),
-// and an empty org with the same schedule.
+// and an empty org with the same schedule; a technician-mode org (seedFleet);
+// and empty orgs to hold slots in (an org keeps at most 100 live holds).
 
 import { eq } from "drizzle-orm";
 import { contacts, incidents, orgs, services, technicians } from "../../drizzle/schema";
 import { connect } from "../../src/cli/connect";
 import { insertAccounts } from "../../src/db/accounts";
+import { createKey } from "../../src/db/api-keys";
 import { createDb, type Db } from "../../src/db/client";
 import { createOrg, storeSchedule } from "../../src/db/orgs";
 import { newId } from "../../src/lib/ids";
@@ -72,12 +74,21 @@ async function newOrg(db: Db, name: string, accountCount: number, now: number): 
   return { orgId, apiKey, accountId: accounts[0]!.id };
 }
 
-export async function seed(stateDir: string, contactCount: number, bookingCount: number, now = Date.now()) {
+export async function seed(
+  stateDir: string,
+  contactCount: number,
+  bookingCount: number,
+  { holdOrgs = 0, now = Date.now() }: { holdOrgs?: number; now?: number } = {},
+) {
   const { d1, dispose } = await connect({ remote: false, persistTo: stateDir });
   try {
     const db = createDb(d1);
     const heavy = await newOrg(db, "Bench Heavy", 1_000, now);
     const empty = await newOrg(db, "Bench Empty", 1, now);
+    // A voice agent's key of the heavy org (docs/api.md, "Key roles"), bound to the caller its calls report.
+    const agentKey = (await createKey(db, heavy.orgId, "agent", now))!.apiKey;
+    const holders: BenchOrg[] = [];
+    for (let i = 0; i < holdOrgs; i++) holders.push(await newOrg(db, `Bench Holds ${i}`, 1, now));
 
     let started = performance.now();
     const accountIds = (
@@ -131,12 +142,15 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
     // with the benchmark's own bookings, no slot gets more than 8 + 2 of its 12 places.
     const moves: Move[] = [];
     const movedFrom = new Set<number>();
+    // The first booking, of its number's contact (n = 1: contact 1's number and account), for a bound read.
+    let callerIncident: { id: string; phone: string } | undefined;
     for (let n = 1; bookingRows.length < bookingCount; n++) {
       const index = (n * 2_654_435_761) % slots.length;
       if (perSlot[index]! >= SEEDED_PER_SLOT) continue;
       perSlot[index]!++;
       const slot = slots[index]!;
       const id = newId("inc", slot.start);
+      callerIncident ??= { id, phone: phoneDigits(n % contactCount) };
       bookingRows.push([
         id,
         `Client ${n}`,
@@ -183,6 +197,9 @@ export async function seed(stateDir: string, contactCount: number, bookingCount:
       bookingsSeconds,
       moves,
       caller: phoneDigits(0),
+      callerIncident: callerIncident!,
+      agent: { orgId: heavy.orgId, apiKey: agentKey, accountId: heavy.accountId } satisfies BenchOrg,
+      holders,
     };
   } finally {
     await dispose();

@@ -20,8 +20,22 @@
 //   caller"): the contacts with the number, the accounts with it or of those
 //   contacts, and the upcoming scheduled visits by the number or of those
 //   accounts, 10 at most each, answered as they come, and the log line.
+// - the booking floor (POST `/book`): the outbox floor with, in place of the
+//   lead, the visit a booking writes only while it fits (docs/api.md, "Book"):
+//   one INSERT … SELECT guarded by the count of scheduled visits overlapping
+//   its span, by the (org, start, …) index; and the technician booking floor
+//   (POST `/book?technicians=20`): the visit goes to the first of the given
+//   technicians with no visit overlapping it, each looked up by the (org,
+//   technician, start) index (docs/api.md, "Availability and booking");
+// - the availability floor (POST `/availability`): the JSON body read, one
+//   read of a week's visits of the given technicians occupying it, and the log
+//   line (what find costs before the slot maths);
+// - the board floor (GET `/board?start=…&end=…`): one batch of two reads, the
+//   technician org's visits starting that day but cancelled ones and its live
+//   holds of that day (docs/api.md, "The dispatch board"), and the log line.
 // The tables (accounts with one row, leads, contacts, the caller's contacts,
-// accounts and visits, events, endpoints) are created by start.ts.
+// accounts and visits, events, endpoints, the visits and holds of a crew and
+// a technician org) are created by start.ts.
 interface Env {
   DB: D1Database;
 }
@@ -47,10 +61,92 @@ const logLine = (method: string, route: string, started: number) =>
 const INSERT_LEAD =
   "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
+/** The outbox floor's event and the read of its subscribers, which every create batches with its write. */
+const eventOf = (env: Env, type: string, data: unknown, started: number) => {
+  const event = crypto.randomUUID();
+  const body = { id: event, type, timestamp: new Date(started).toISOString(), data };
+  return [
+    env.DB.prepare(
+      "INSERT INTO events (id, org_id, type, created_at, body, enqueued_at) VALUES (?1, ?2, ?3, ?4, ?5, ?4)",
+    ).bind(event, "org_floor", type, started, JSON.stringify(body)),
+    env.DB.prepare("SELECT id FROM webhook_endpoints WHERE org_id = ?1 AND status = 'enabled'").bind("org_floor"),
+  ];
+};
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** The technician org's technicians, as start.ts names them. */
+const technicianIds = (count: number) =>
+  JSON.stringify(Array.from({ length: count }, (_, i) => `tech_floor${String(i).padStart(2, "0")}`));
+/** Scheduled visits of the org occupying some instant of [?5, ?6), all no longer than an hour (?8). */
+const OVERLAPPING =
+  "org_id = ?2 AND status = 'scheduled' AND starts_at > ?5 - ?8 AND starts_at < ?6 AND occupied_until > ?5";
+/** The crew org's visit, only while fewer than ?9 visits occupy its span. */
+const INSERT_CREW_VISIT = `INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at, occupied_until,
+  created_at, updated_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7
+  WHERE (SELECT count(*) FROM visits WHERE ${OVERLAPPING}) < ?9`;
+/** The technician org's visit, given to the first of the technicians ?9 (a JSON array) with none overlapping. */
+const INSERT_TECHNICIAN_VISIT = `INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at,
+  occupied_until, created_at, updated_at, technician_id) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7, t.value
+  FROM json_each(?9) AS t WHERE NOT EXISTS (SELECT 1 FROM visits INDEXED BY visits_org_technician_starts
+  WHERE technician_id = t.value AND ${OVERLAPPING}) LIMIT 1`;
+/** Bookings so far: the next goes to the next hour (the floor's own times, not the API's). */
+let booked = 0;
+/** A capacity no run reaches, so that every request writes as a booking that fits does. */
+const CAPACITY = 1_000_000;
+
 export default {
   async fetch(request, env) {
     const started = Date.now();
     const { pathname, searchParams } = new URL(request.url);
+    if (pathname === "/book") {
+      const visit = (await request.json()) as { clientName: string; insectName: string };
+      const technicians = Number(searchParams.get("technicians") ?? 0);
+      // The hours start.ts fills, in turn.
+      const slot = booked++ % 3650;
+      const start = (Math.floor(started / DAY) + Math.floor(slot / 10) - 182) * DAY + (13 + (slot % 10)) * HOUR;
+      const id = crypto.randomUUID();
+      const insert = env.DB.prepare(technicians ? INSERT_TECHNICIAN_VISIT : INSERT_CREW_VISIT).bind(
+        id,
+        technicians ? "org_fleet" : "org_floor",
+        visit.clientName,
+        visit.insectName,
+        start,
+        start + HOUR,
+        started,
+        HOUR,
+        technicians ? technicianIds(technicians) : CAPACITY,
+      );
+      const data = { id, ...visit, startsAt: start, endsAt: start + HOUR };
+      await env.DB.batch([insert, ...eventOf(env, "incident.created", data, started)]);
+      logLine(request.method, pathname, started);
+      return Response.json(data);
+    }
+    if (pathname === "/availability") {
+      const { dateTime, technicians } = (await request.json()) as { dateTime: string; technicians: number };
+      const from = Date.parse(dateTime);
+      const { results } = await env.DB.prepare(
+        `SELECT starts_at, occupied_until, technician_id FROM visits WHERE ${OVERLAPPING}
+          AND technician_id IN (SELECT value FROM json_each(?9)) ORDER BY starts_at`,
+      )
+        .bind(null, "org_fleet", null, null, from, from + 7 * DAY, null, HOUR, technicianIds(technicians))
+        .all();
+      logLine(request.method, pathname, started);
+      return Response.json({ occupied: results.length });
+    }
+    if (pathname === "/board") {
+      const [start, end] = [Number(searchParams.get("start")), Number(searchParams.get("end"))];
+      const [visits, holds] = await env.DB.batch([
+        env.DB.prepare(
+          "SELECT * FROM visits WHERE org_id = ?1 AND starts_at >= ?2 AND starts_at < ?3 AND status <> 'cancelled' ORDER BY starts_at, id",
+        ).bind("org_fleet", start, end),
+        env.DB.prepare(
+          "SELECT technician_id, starts_at, ends_at, expires_at, service_id FROM holds WHERE org_id = ?1 AND starts_at >= ?2 AND starts_at < ?3 AND expires_at > ?4 ORDER BY starts_at, id",
+        ).bind("org_fleet", start, end, started),
+      ]);
+      logLine(request.method, pathname, started);
+      return Response.json({ visits: visits!.results, holds: holds!.results });
+    }
     if (pathname === "/write") {
       const lead = (await request.json()) as { firstName?: string; lastName?: string; email?: string };
       const id = crypto.randomUUID();
@@ -63,20 +159,15 @@ export default {
     if (pathname === "/write-event") {
       const lead = (await request.json()) as { firstName?: string; lastName?: string; email?: string };
       const id = crypto.randomUUID();
-      const event = crypto.randomUUID();
       const data = {
         id,
         firstName: lead.firstName ?? null,
         lastName: lead.lastName ?? null,
         email: lead.email ?? null,
       };
-      const body = { id: event, type: "lead.created", timestamp: new Date(started).toISOString(), data };
       await env.DB.batch([
         env.DB.prepare(INSERT_LEAD).bind("org_floor", id, data.firstName, data.lastName, data.email, started),
-        env.DB.prepare(
-          "INSERT INTO events (id, org_id, type, created_at, body, enqueued_at) VALUES (?1, ?2, 'lead.created', ?3, ?4, ?3)",
-        ).bind(event, "org_floor", started, JSON.stringify(body)),
-        env.DB.prepare("SELECT id FROM webhook_endpoints WHERE org_id = ?1 AND status = 'enabled'").bind("org_floor"),
+        ...eventOf(env, "lead.created", data, started),
       ]);
       logLine(request.method, pathname, started);
       return Response.json({ id });

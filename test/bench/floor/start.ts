@@ -74,12 +74,44 @@ CREATE TABLE webhook_endpoints (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NU
   status TEXT DEFAULT 'enabled' NOT NULL, created_at INTEGER NOT NULL, disabled_at INTEGER);
 CREATE INDEX webhook_endpoints_org ON webhook_endpoints (org_id, created_at);`;
 
-/** The floor worker under its own `wrangler dev`, with the one account it reads, the tables its writes fill, the contacts it pages and the caller it finds. */
+// The booking, availability and board floors' visits and holds: the API's columns
+// (migrations/), with the (org, start, …) index every count of places reads and
+// the (org, technician, start) index a technician's own visits are read by.
+// A crew org (org_floor) as dense as the bench's heavy org: 20,000 visits over a
+// year, about 5.5 in each hour of 13:00–23:00 UTC (08:00–18:00 in New York). A
+// technician-mode org (org_fleet) as the bench's fleet: 20 technicians, 5,000
+// visits over a year, each technician's 35 hours apart (none overlaps). No hold.
+const VISITS = `CREATE TABLE visits (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, client_name TEXT NOT NULL,
+  insect_name TEXT NOT NULL, account_id TEXT, starts_at INTEGER NOT NULL, ends_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL, status TEXT DEFAULT 'scheduled' NOT NULL, phone TEXT, notes TEXT,
+  updated_at INTEGER DEFAULT 0 NOT NULL, cancelled_at INTEGER, cancel_reason TEXT, service_id TEXT,
+  technician_id TEXT, postal_code TEXT, occupied_until INTEGER DEFAULT 0 NOT NULL,
+  arrival_window_minutes INTEGER DEFAULT 0 NOT NULL);
+CREATE INDEX visits_org_starts ON visits (org_id, starts_at, occupied_until, technician_id, status);
+CREATE INDEX visits_org_technician_starts ON visits (org_id, technician_id, starts_at, id);
+INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at, occupied_until, created_at, updated_at)
+  WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 19999),
+    at(day) AS (SELECT unixepoch() / 86400 * 86400000)
+  SELECT 'inc_01crew' || printf('%016d', i), 'org_floor', 'Client ' || i, 'Ants', s, s + 3600000, s + 3600000, s, s
+  FROM (SELECT i, day + (i % 3650 / 10 - 182) * 86400000 + (13 + i % 10) * 3600000 AS s FROM n, at);
+INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at, occupied_until, technician_id,
+  postal_code, created_at, updated_at)
+  WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 4999),
+    at(day) AS (SELECT unixepoch() / 86400 * 86400000)
+  SELECT 'inc_01fleet' || printf('%016d', i), 'org_fleet', 'Client ' || i, 'Ants', s, s + 3600000, s + 3600000,
+    'tech_floor' || printf('%02d', i % 20), '11201', s, s
+  FROM (SELECT i, day - 182 * 86400000 + (i / 20 * 35 + i % 20) * 3600000 AS s FROM n, at);
+CREATE TABLE holds (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, starts_at INTEGER NOT NULL,
+  ends_at INTEGER NOT NULL, occupied_until INTEGER NOT NULL, service_id TEXT, technician_id TEXT, postal_code TEXT,
+  expires_at INTEGER NOT NULL, ended_at INTEGER, incident_id TEXT, created_at INTEGER NOT NULL);
+CREATE INDEX holds_org_starts ON holds (org_id, starts_at, occupied_until, technician_id, expires_at);`;
+
+/** The floor worker under its own `wrangler dev`, with the one account it reads, the tables its writes fill, the contacts it pages, the caller it finds and the visits it counts. */
 export async function startFloor(dir: string): Promise<DevServer> {
   const config = path.join(FLOOR_DIR, "wrangler.toml");
   await d1Execute(
     dir,
-    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS} ${CALLER} ${OUTBOX}`,
+    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS} ${CALLER} ${OUTBOX} ${VISITS}`,
     config,
   );
   return DevServer.start(dir, await freePort(), ["--config", config]);
