@@ -70,7 +70,7 @@ export interface EventRecord {
 }
 
 /** Enabled endpoints of the org subscribed to `type`. */
-const subscribedTo = (orgId: string | Placeholder, type: EventType | Placeholder) =>
+export const subscribedTo = (orgId: string | Placeholder | SQL, type: EventType | Placeholder | SQL) =>
   and(
     eq(webhookEndpoints.orgId, orgId),
     eq(webhookEndpoints.status, "enabled"),
@@ -122,7 +122,7 @@ function eventStatements(db: Db, e: EventValues) {
 
 const subscribersOf = (db: Db, orgId: Value<string>, type: Value<EventType>) =>
   db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
-const subscribers = prepared((db) => subscribersOf(db, param("orgId"), param("type")));
+export const subscribers = prepared((db) => subscribersOf(db, param("orgId"), param("type")));
 type PreparedInsert = ReturnType<typeof prepared>;
 const insertOfText = keptPer((_key: string, table: WritableTable, previous: boolean) =>
   prepared((templates) => eventStatements(templates, placeholdersOf(table, undefined, previous)).insert),

@@ -72,7 +72,7 @@ const longestSpan = ({ org, fresh }: OccupancyCensus): SQL | number =>
     : org.maxBookingMs;
 
 type Bound = number | SQL | Placeholder;
-type Text = string | Placeholder;
+type Text = string | Placeholder | SQL;
 
 /**
  * The rows of `table` occupying some instant of [start, end): those whose
@@ -200,13 +200,13 @@ function peakIn(census: Census, span: Span): SQL {
 }
 
 /** A span a visit occupies, in ms: times, or SQL placeholders (a prepared statement's). */
-interface Span {
+export interface Span {
   start: Bound;
   end: Bound;
 }
 
 /** Crew mode: whether a visit occupying `span` still fits, in SQL (the org's longest span read in the statement). */
-const crewFits = (census: Census, span: Span): SQL =>
+export const crewFits = (census: Census, span: Span): SQL =>
   sql`${peakIn({ ...census, fresh: true }, span)} < ${census.org.schedule.capacity}`;
 
 /** Crew mode: the crews left free for the whole of `span` once a visit occupying it is written, in SQL. */
@@ -237,7 +237,7 @@ function busy(census: Census, span: Span): SQL {
  * placement (assignmentOf): times and JSON text, or SQL placeholders (a
  * prepared statement's).
  */
-interface Assignment {
+export interface Assignment {
   /** The candidates' ids, a JSON array. */
   candidates: Text;
   /** The skills the visit needs, a JSON array. */
@@ -276,7 +276,7 @@ export const assignee = (census: Census, placement: Placement, keep?: string | n
   assigneeOf(census, assignmentOf(placement), keep);
 
 /** assignee, of an assignment's values. */
-function assigneeOf(census: Census, assignment: Assignment, keep?: string | null): SQL {
+export function assigneeOf(census: Census, assignment: Assignment, keep?: string | SQL | null): SQL {
   const { org, except } = census;
   const { postalCode, date, dayStart, dayEnd, span } = assignment;
   const own = and(
@@ -293,6 +293,9 @@ function assigneeOf(census: Census, assignment: Assignment, keep?: string | null
     coversSql(technicians, postalCode),
     sql`NOT ${offOnSql(technicians, date)}`,
   ]);
+  // `keep` of the outer row (SQL) cannot go in the ORDER BY, where SQLite resolves no outer column.
+  if (keep && typeof keep !== "string")
+    return sql`coalesce((${chosen} AND ${technicians.id} = ${keep}), (${chosen} ORDER BY ${load}, ${technicians.id} LIMIT 1))`;
   const first = keep ? sql`${technicians.id} = ${keep} DESC, ` : sql``;
   return sql`(${chosen} ORDER BY ${first}${load}, ${technicians.id} LIMIT 1)`;
 }

@@ -4,6 +4,7 @@
 // stored is one toISOString writes as YYYY-MM-DDTHH:MM:SS.sssZ.
 /** A minute in milliseconds: how every count of minutes (slots, services, holds, windows) becomes a span of instants. */
 export const MINUTE = 60_000;
+export const DAY = 1440 * MINUTE;
 
 const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;

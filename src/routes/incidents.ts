@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import type { EventType } from "../../drizzle/schema";
 import { alternativesAfter } from "../availability/scan";
+import { changeInOneTrip, type MoveRules, type OneTripChange } from "../db/incident-changes";
 import { listIncidents } from "../db/incident-list";
 import { changeIncident, getIncident, type IncidentRow, incidentView, type Placement } from "../db/incidents";
 import type { Org } from "../db/orgs";
@@ -15,8 +16,16 @@ import { defineOperation } from "../http/operation";
 import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
-import { MINUTE } from "../lib/datetime";
-import { assessVisit, normalisePostalCode, onDutyFor, type VisitRequest, visitOf } from "../scheduling/visits";
+import { DAY, MINUTE } from "../lib/datetime";
+import {
+  assessVisit,
+  dutyRoster,
+  normalisePostalCode,
+  onDutyFor,
+  type VisitRequest,
+  visitOf,
+} from "../scheduling/visits";
+import { dateString, localDateOf, localToInstant, offsetsJson } from "../scheduling/zone";
 import {
   cancelIncidentBody,
   closeIncidentBody,
@@ -50,6 +59,9 @@ const isClosed = (row: IncidentRow) => row.status === "completed" || row.status 
  * Runs `decide` on the incident as read, and again on the incident as it now
  * is whenever a change decided came too late (another change to it was
  * written first); `decide` answers with a Response or a change to write.
+ * With `oneTrip` (the change as the batch can decide it alone, or
+ * undefined), the first attempt is that batch, which reads the incident
+ * for `decide` when the change did not apply to it.
  */
 async function changeLoop(
   c: Context<AppEnv>,
@@ -58,11 +70,20 @@ async function changeLoop(
     seen: IncidentRow,
     now: number,
   ) => Promise<Response | { changed: IncidentRow; move?: Placement; type?: EventType }>,
+  oneTrip?: (now: number) => { change: OneTripChange; back: number } | undefined,
 ): Promise<Response> {
   const { db, org, idempotencyKey, actor } = c.var;
   // A bound call reads only the caller's incident: another's is not found, and so never changed.
   const caller = boundCaller(c);
-  let seen = await getIncident(db, org.id, id, caller);
+  const now = Date.now();
+  const first = oneTrip?.(now);
+  let seen: IncidentRow | undefined;
+  if (first) {
+    const offsets = offsetsFor(org, now, first.back);
+    const result = await changeInOneTrip(db, { org, id, caller, now, offsets, ...first, idempotencyKey, actor });
+    if (result.written) return writtenResponse(c, result.written);
+    seen = result.current;
+  } else seen = await getIncident(db, org.id, id, caller);
   for (let attempt = 1; ; attempt++) {
     if (!seen) throw notFound();
     const decision = await decide(seen, Date.now());
@@ -174,14 +195,19 @@ export const incidentOperations = [
     },
     errors: ["incident_not_found", "incident_not_changeable", "caller_unknown"],
     handler: (c, { params, body }) =>
-      changeLoop(c, params.id, async (seen, now) => {
-        if (seen.status === "cancelled") return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
-        if (isClosed(seen)) throw notChangeable("closed");
-        if (seen.startsAt <= now) throw notChangeable("in_the_past");
-        return {
-          changed: { ...seen, status: "cancelled", cancelledAt: now, cancelReason: body.reason, updatedAt: now },
-        };
-      }),
+      changeLoop(
+        c,
+        params.id,
+        async (seen, now) => {
+          if (seen.status === "cancelled") return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
+          if (isClosed(seen)) throw notChangeable("closed");
+          if (seen.startsAt <= now) throw notChangeable("in_the_past");
+          return {
+            changed: { ...seen, status: "cancelled", cancelledAt: now, cancelReason: body.reason, updatedAt: now },
+          };
+        },
+        () => ({ change: { kind: "cancel", reason: body.reason }, back: 0 }),
+      ),
   }),
   defineOperation({
     operationId: "rescheduleIncident",
@@ -213,32 +239,40 @@ export const incidentOperations = [
     handler: (c, { params, body: { dateTime } }) => {
       const { db, org } = c.var;
       let tried: IncidentRow | undefined;
-      return changeLoop(c, params.id, async (seen, now) => {
-        if (seen.status === "cancelled") throw notChangeable("cancelled");
-        if (isClosed(seen)) throw notChangeable("closed");
-        if (seen.startsAt <= now) throw notChangeable("in_the_past");
-        if (seen.startsAt === dateTime) return c.json(incidentView(seen, org.schedule.timeZone), 200);
-        const request = requestOfVisit(org, seen);
-        // The change did not apply and the incident is as it was: the slot was full.
-        if (tried && sameState(tried, seen))
-          throw slotUnavailable("fully_booked", await alternativesAfter(db, org, request, now, dateTime));
-        const { slot, reason } = assessVisit(request, now, dateTime);
-        const candidates = slot && onDutyFor(request, slot.start);
-        if (reason !== null || !slot || candidates?.length === 0)
-          throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, request, now, dateTime));
-        tried = seen;
-        const { durationMs, bufferMs } = request.visit;
-        return {
-          changed: {
-            ...seen,
-            startsAt: slot.start,
-            endsAt: slot.start + durationMs,
-            occupiedUntil: slot.start + durationMs + bufferMs,
-            updatedAt: now,
-          },
-          move: { request, slot: { start: slot.start, end: slot.start + durationMs }, candidates },
-        };
-      });
+      return changeLoop(
+        c,
+        params.id,
+        async (seen, now) => {
+          if (seen.status === "cancelled") throw notChangeable("cancelled");
+          if (isClosed(seen)) throw notChangeable("closed");
+          if (seen.startsAt <= now) throw notChangeable("in_the_past");
+          if (seen.startsAt === dateTime) return c.json(incidentView(seen, org.schedule.timeZone), 200);
+          const request = requestOfVisit(org, seen);
+          // The change did not apply and the incident is as it was: the slot was full.
+          if (tried && sameState(tried, seen))
+            throw slotUnavailable("fully_booked", await alternativesAfter(db, org, request, now, dateTime));
+          const { slot, reason } = assessVisit(request, now, dateTime);
+          const candidates = slot && onDutyFor(request, slot.start);
+          if (reason !== null || !slot || candidates?.length === 0)
+            throw slotUnavailable(reason ?? "fully_booked", await alternativesAfter(db, org, request, now, dateTime));
+          tried = seen;
+          const { durationMs, bufferMs } = request.visit;
+          return {
+            changed: {
+              ...seen,
+              startsAt: slot.start,
+              endsAt: slot.start + durationMs,
+              occupiedUntil: slot.start + durationMs + bufferMs,
+              updatedAt: now,
+            },
+            move: { request, slot: { start: slot.start, end: slot.start + durationMs }, candidates },
+          };
+        },
+        (now) => {
+          const rules = moveRules(org, now, dateTime);
+          return rules && { change: { kind: "move", rules }, back: 0 };
+        },
+      );
     },
   }),
   defineOperation({
@@ -265,16 +299,21 @@ export const incidentOperations = [
     },
     errors: ["incident_not_found", "incident_not_changeable"],
     handler: (c, { params, body: { outcome, note } }) =>
-      changeLoop(c, params.id, async (seen, now) => {
-        if (seen.status === "cancelled") throw notChangeable("cancelled");
-        if (seen.startsAt > now) throw notChangeable("not_started");
-        if (seen.status === outcome) return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
-        if (isClosed(seen)) throw notChangeable("closed");
-        return {
-          changed: { ...seen, status: outcome, closedAt: now, outcomeNote: note, updatedAt: now },
-          type: outcome === "completed" ? "incident.completed" : "incident.no_show",
-        };
-      }),
+      changeLoop(
+        c,
+        params.id,
+        async (seen, now) => {
+          if (seen.status === "cancelled") throw notChangeable("cancelled");
+          if (seen.startsAt > now) throw notChangeable("not_started");
+          if (seen.status === outcome) return c.json(incidentView(seen, c.get("org").schedule.timeZone), 200);
+          if (isClosed(seen)) throw notChangeable("closed");
+          return {
+            changed: { ...seen, status: outcome, closedAt: now, outcomeNote: note, updatedAt: now },
+            type: outcome === "completed" ? "incident.completed" : "incident.no_show",
+          };
+        },
+        () => ({ change: { kind: "close", outcome, note }, back: CLOSE_BACK_DAYS }),
+      ),
   }),
 ];
 
@@ -300,6 +339,62 @@ function requestOfVisit(org: Org, row: IncidentRow): VisitRequest {
           },
     technicians: org.catalogue.technicians,
     postalCode: row.postalCode === null ? null : normalisePostalCode(row.postalCode),
+  };
+}
+
+/** How far back a close is decided in one trip: a visit closed later than that takes the read first. */
+const CLOSE_BACK_DAYS = 31;
+
+/** The org's zone table for a change in one trip: from `back` days before today to 2 days past the horizon. */
+function offsetsFor(org: Org, now: number, back: number) {
+  const today = Math.floor(now / DAY);
+  const [from, until] = [today - back, today + org.schedule.horizonDays + 2];
+  return { json: offsetsJson(from, until, org.schedule.timeZone), from: from * DAY, until: until * DAY };
+}
+
+/** Per catalogue, each service's skills by id (JSON): what a move in one trip gives a visit of that service. */
+const skillsOf = new WeakMap<Org["catalogue"], string>();
+
+/**
+ * What a move to `start` needs of the incident, known before reading it: the
+ * lengths a visit may have and be booked there (of no service: the slot; of
+ * a service: its current length — another length is decided after a read),
+ * and in technician mode who is on duty for each. Undefined when none.
+ */
+function moveRules(org: Org, now: number, start: number): MoveRules | undefined {
+  const { schedule, catalogue } = org;
+  const { technicians } = catalogue;
+  const slotMs = schedule.slotMinutes * MINUTE;
+  const duty = technicians.some((t) => t.active) ? dutyRoster(schedule) : undefined;
+  const durations: number[] = [];
+  const onDuty: Record<string, string[]> = {};
+  for (const durationMs of new Set([slotMs, ...catalogue.services.map((s) => s.durationMinutes * MINUTE)])) {
+    const visit = { serviceId: null, durationMs, bufferMs: 0, windowMs: 0, skills: [] };
+    const { slot, reason } = assessVisit({ schedule, visit, technicians, postalCode: null }, now, start);
+    if (reason !== null || !slot) continue;
+    if (duty) {
+      const ids = technicians.filter((t) => t.active && duty(t, start, start + durationMs)).map((t) => t.id);
+      if (ids.length === 0) continue;
+      onDuty[`d${durationMs}`] = ids;
+    }
+    durations.push(durationMs);
+  }
+  if (durations.length === 0) return undefined;
+  const base = { start, durations: JSON.stringify(durations), slotMs };
+  if (!duty) return { ...base, duty: null, skills: null, date: null, dayStart: null, dayEnd: null };
+  let skills = skillsOf.get(catalogue);
+  if (skills === undefined) {
+    skills = JSON.stringify(Object.fromEntries(catalogue.services.map((s) => [s.id, s.skills])));
+    skillsOf.set(catalogue, skills);
+  }
+  const date = localDateOf(start, schedule.timeZone);
+  return {
+    ...base,
+    duty: JSON.stringify(onDuty),
+    skills,
+    date: dateString(date),
+    dayStart: localToInstant(date, 0, schedule.timeZone),
+    dayEnd: localToInstant(date + 1, 0, schedule.timeZone),
   };
 }
 

@@ -11,7 +11,7 @@ import { sql } from "drizzle-orm";
 import type { Technician } from "./visits";
 
 /** A value of a statement: JSON or plain text, or a prepared statement's placeholder. */
-type Text = string | Placeholder;
+type Text = string | Placeholder | SQL;
 
 /** A technician's columns as the SQL forms read them: JSON arrays of text. */
 export interface TechnicianColumns {
@@ -38,11 +38,11 @@ export const covers = (technician: Pick<Technician, "postalCodes">, postalCode: 
   technician.postalCodes.length === 0 ||
   technician.postalCodes.some((prefix) => postalCode.startsWith(prefix));
 
-/** covers, in SQL; no condition at all when no postal code is given. */
+/** covers, in SQL; no condition at all when no postal code is given (null here, or NULL in SQL). */
 export const coversSql = (technician: TechnicianColumns, postalCode: Text | null): SQL | undefined =>
   postalCode === null
     ? undefined
-    : sql`(json_array_length(${technician.postalCodes}) = 0 OR EXISTS (SELECT 1 FROM json_each(${technician.postalCodes}) AS z WHERE substr(${postalCode}, 1, length(z.value)) = z.value))`;
+    : sql`(${postalCode} IS NULL OR json_array_length(${technician.postalCodes}) = 0 OR EXISTS (SELECT 1 FROM json_each(${technician.postalCodes}) AS z WHERE substr(${postalCode}, 1, length(z.value)) = z.value))`;
 
 /** Whether `date` (a local YYYY-MM-DD) is a day off of the technician's. */
 export const offOn = (technician: Pick<Technician, "daysOff">, date: string): boolean =>

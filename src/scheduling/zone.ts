@@ -27,6 +27,7 @@ let daysKept = 0;
 /** Empties every cache of this module: for benchmarks and tests, to time or check a fresh isolate's first call. */
 export function forgetZoneCaches() {
   zones.clear();
+  offsetTables.clear();
   daysKept = 0;
 }
 
@@ -92,6 +93,42 @@ function offsetAt(instant: number, timeZone: string): number {
   const day = Math.floor(instant / DAY);
   const offset = dayStartOffset(zone, day);
   return offset === dayStartOffset(zone, day + 1) ? offset : intlOffsetAt(instant, zone.formatter);
+}
+
+/** Per zone and span of UTC days, offsetsJson's answer. */
+const offsetTables = new Map<string, string>();
+
+/**
+ * The zone's offsets over the UTC days [fromDay, untilDay), as JSON for SQL
+ * (src/db/local-times.ts): `[[from, offset ms, "+hh:mm"], …]`, the first
+ * from the span's start, then one per change, each found to the second
+ * (offsetAt's rule: no zone changes twice within a day). Remembered.
+ */
+export function offsetsJson(fromDay: number, untilDay: number, timeZone: string): string {
+  const key = `${timeZone} ${fromDay} ${untilDay}`;
+  let table = offsetTables.get(key);
+  if (table === undefined) {
+    const zone = zoneOf(timeZone);
+    const rows: [number, number, string][] = [];
+    for (let day = fromDay, offset = Number.NaN; day <= untilDay; day++) {
+      const next = dayStartOffset(zone, day);
+      if (next !== offset && day > fromDay) {
+        // The change lies in the day before: the first second with the new offset.
+        let [before, after] = [(day - 1) * DAY, day * DAY];
+        while (after - before > SECOND) {
+          const middle = before + Math.floor((after - before) / 2 / SECOND) * SECOND;
+          if (intlOffsetAt(middle, zone.formatter) === next) after = middle;
+          else before = middle;
+        }
+        rows.push([after, next, offsetSuffix(next)]);
+      } else if (day === fromDay) rows.push([day * DAY, next, offsetSuffix(next)]);
+      offset = next;
+    }
+    table = JSON.stringify(rows);
+    if (offsetTables.size >= 1_000) offsetTables.clear();
+    offsetTables.set(key, table);
+  }
+  return table;
 }
 
 /** The instants whose wall-clock time in the zone is `wall` (none in a gap, two in an overlap), ascending. */

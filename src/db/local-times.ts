@@ -1,0 +1,27 @@
+// Instants written as the API writes them (src/lib/datetime.ts toIso,
+// src/scheduling/zone.ts localIso), in SQL: for a JSON answer that only the
+// batch can build, because only the batch has read the row (a change in one
+// round trip, src/db/incident-changes.ts). The zone comes as offsetsJson's
+// table; test/integration/db/local-times.test.ts holds both to the JavaScript.
+import { type SQL, sql } from "drizzle-orm";
+
+/** "2026-11-23T14:00:00.000Z" of an integer instant (ms); NULL of NULL. */
+export const isoSql = (expression: SQL): SQL => {
+  const instant = sql`(${expression})`;
+  return sql`(strftime('%Y-%m-%dT%H:%M:%S', ${instant} / 1000, 'unixepoch') || printf('.%03dZ', ${instant} % 1000))`;
+};
+
+/**
+ * "2026-11-23T09:00:00-05:00" of an integer instant at or after the first
+ * row of `offsets` (offsetsJson's JSON): the offset of the last row that
+ * starts by then.
+ */
+export const localIsoSql = (expression: SQL, offsets: SQL): SQL => {
+  const instant = sql`(${expression})`;
+  return sql`(SELECT strftime('%Y-%m-%dT%H:%M:%S', (${instant} + json_extract(o.value, '$[1]')) / 1000, 'unixepoch') || json_extract(o.value, '$[2]')
+    FROM json_each(${offsets}) AS o WHERE json_extract(o.value, '$[0]') <= ${instant} ORDER BY o.key DESC LIMIT 1)`;
+};
+
+/** timesView's object ({start, end, localStart, localEnd}) as JSON. */
+export const timesSql = (start: SQL, end: SQL, offsets: SQL): SQL =>
+  sql`json_object('start', ${isoSql(start)}, 'end', ${isoSql(end)}, 'localStart', ${localIsoSql(start, offsets)}, 'localEnd', ${localIsoSql(end, offsets)})`;
