@@ -1,18 +1,22 @@
 // An operation as a tool (docs/api.md, "MCP" and "Voice-agent platforms"):
 // its arguments' JSON Schema (path parameters, then its body or query, and an
 // optional `idempotencyKey` on write tools), and one call of it run as the
-// operation's own HTTP request inside this worker, so that every tool
-// transport (MCP, Vapi, Retell) gets the very same validation, answers,
-// problem documents, role check and idempotency as HTTP. Each call reaches
-// its operation with the origin its transport read (channel, call id,
-// caller), for the binding and the events' actor; the transport counted the
-// call against the rate limit already (docs/api.md, "One request, bounded work").
+// operation's own HTTP request through the operation's own chain (the tool
+// operations of src/middleware/mount.ts), so that every tool transport (MCP,
+// Vapi, Retell) gets the very same validation, answers, problem documents,
+// role check and idempotency as HTTP. What the request carrying the call did
+// once is not done again: the call adopts its request id, key, org and D1
+// session, with the origin its transport read (channel, call id, caller) for
+// the binding and the events' actor; it writes no log line of its own (an
+// unexpected error goes on the carrier's), and the transport counted it
+// against the rate limit already (docs/api.md, "One request, bounded work").
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import * as z from "zod";
-import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv, Bindings, CallOrigin } from "../env";
+import { MAX_BODY_BYTES } from "./body";
 import type { Operation } from "./operation";
-import { problemResponse, validationFailed } from "./problem";
+import { ApiError, problemResponse, validationFailed } from "./problem";
 
 export type FetchApp = (request: Request, env: Bindings, ctx: ExecutionContext) => Response | Promise<Response>;
 
@@ -83,47 +87,69 @@ function queryText(value: unknown): string {
 const pathSegment = (text: string) =>
   /^\.{0,2}$/.test(text) ? `${encodeURIComponent(text)}%00` : encodeURIComponent(text);
 
-/** The HTTP request that performs `op` with `args` (a write's idempotencyKey taken out), as the tool's caller. */
-function operationRequest(
-  c: Context<AppEnv>,
-  op: Operation,
-  args: Record<string, unknown>,
-  { bookmark, idempotencyKey }: { bookmark?: string; idempotencyKey?: string },
-): Request {
+/** A tool call's own request, and what it carries: its carrier, its origin and (a POST) its body. */
+interface ToolCall {
+  carrier: Context<AppEnv>;
+  origin: CallOrigin;
+  body?: string;
+}
+const calls = new WeakMap<Request, ToolCall>();
+
+/**
+ * The request that performs `op` with `args` (a write's idempotencyKey taken
+ * out), as hono's router and the operation's chain read one: method, URL and
+ * headers. Its body is handed to the chain as text (toolBody), never streamed.
+ */
+function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string, unknown>, idempotencyKey?: string) {
   const url = new URL(op.path, c.req.url);
-  const headers = new Headers({
-    "X-API-KEY": c.req.header("X-API-KEY") ?? "",
-    "X-ORG-ID": c.req.header("X-ORG-ID") ?? "",
-    "X-Request-Id": c.get("requestId"),
-  });
-  if (bookmark) headers.set(BOOKMARK_HEADER, bookmark);
   // Path parameters fill the template; the other arguments are the body or the query, validated by the route.
   const isPathParameter = (name: string) => op.path.includes(`{${name}}`);
   for (const [name, value] of Object.entries(args).filter(([name]) => isPathParameter(name)))
     url.pathname = url.pathname.replace(`%7B${name}%7D`, pathSegment(queryText(value)));
   // fromEntries, so that a "__proto__" argument stays a member (and is refused by the route).
   const rest = Object.fromEntries(Object.entries(args).filter(([name]) => !isPathParameter(name)));
+  const headers = new Headers();
   if (op.method === "post") {
     headers.set("Content-Type", "application/json");
     const key = idempotencyKey ?? c.req.header("Idempotency-Key");
     if (key !== undefined) headers.set("Idempotency-Key", key);
-    return new Request(url, { method: "POST", headers, body: JSON.stringify(rest) });
+  } else {
+    for (const [name, value] of Object.entries(rest))
+      if (value !== undefined && value !== null) url.searchParams.set(name, queryText(value));
   }
-  for (const [name, value] of Object.entries(rest)) {
-    if (value !== undefined && value !== null) url.searchParams.set(name, queryText(value));
-  }
-  return new Request(url, { method: "GET", headers });
+  const request = { method: op.method.toUpperCase(), url: url.href, headers } as Request;
+  return { request, body: op.method === "post" ? JSON.stringify(rest) : undefined };
 }
 
-// The transport counted the call already.
-const UNLIMITED: RateLimit = { limit: async () => ({ success: true }) };
+/**
+ * The first step of a tool call's chain (src/middleware/mount.ts): the call
+ * is its carrier's request id, key, org and D1 session (its reads see the
+ * calls before it, its bookmark is the carrier's), as the call's origin.
+ */
+export const asToolCall = createMiddleware<AppEnv>(async function asToolCall(c, next) {
+  const { carrier, origin } = calls.get(c.req.raw)!;
+  const { requestId, orgId, org, db, actor } = carrier.var;
+  c.set("requestId", requestId);
+  c.set("orgId", orgId);
+  c.set("org", org);
+  c.set("db", db);
+  c.set("actor", { keyId: actor.keyId, role: actor.role, ...origin });
+  await next();
+  // One log line per request: the carrier's names the first unexpected error of its calls.
+  const error = c.get("error");
+  if (error && !carrier.get("error")) carrier.set("error", error);
+});
 
-/** How a tool call runs: where it came from, and the D1 session it continues. */
-export interface ToolCall {
-  origin: CallOrigin;
-  /** Chains the calls' D1 sessions. */
-  bookmark?: string;
-}
+/** A tool call's body reader: its arguments' JSON text, held to an operation's limit as a request's body is (src/http/body.ts). */
+export const toolBody = createMiddleware<AppEnv>(async function toolBody(c, next) {
+  const text = calls.get(c.req.raw)!.body ?? "{}";
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength > MAX_BODY_BYTES)
+    throw new ApiError("payload_too_large", `The body must be at most ${MAX_BODY_BYTES} bytes`);
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+  c.set("rawBody", bytes);
+  await next();
+});
 
 /**
  * Runs one call of `op` with `args` as its own request: the operation's
@@ -136,7 +162,7 @@ export async function runTool(
   fetchApp: FetchApp,
   op: Operation,
   args: Record<string, unknown>,
-  { origin, bookmark }: ToolCall,
+  origin: CallOrigin,
 ): Promise<Response> {
   let idempotencyKey: string | undefined;
   if (isWriteTool(op) && Object.hasOwn(args, IDEMPOTENCY_ARGUMENT)) {
@@ -150,6 +176,7 @@ export async function runTool(
       idempotencyKey = key;
     }
   }
-  const request = operationRequest(c, op, args, { bookmark, idempotencyKey });
-  return fetchApp(request, { ...c.env, RATE_LIMITER: UNLIMITED, TOOL_CALL: origin }, c.executionCtx);
+  const { request, body } = operationRequest(c, op, args, idempotencyKey);
+  calls.set(request, { carrier: c, origin, body });
+  return fetchApp(request, c.env, c.executionCtx);
 }

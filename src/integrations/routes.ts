@@ -5,7 +5,6 @@
 // documents and idempotency as HTTP, with the caller and call id the
 // platform's envelope reports; each call counts once against the rate limit.
 import { type Context, Hono } from "hono";
-import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
 import { isJsonObject as isObject, readJsonObject } from "../http/body";
 import { originOf } from "../http/caller";
@@ -134,7 +133,6 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
         throw error;
       }
       const origin = vapiOrigin(c, body);
-      let bookmark = c.req.header(BOOKMARK_HEADER);
       const results: Record<string, string>[] = [];
       let limited = false;
       for (const call of calls) {
@@ -159,12 +157,10 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
           });
           continue;
         }
-        const response = await runTool(c, fetchApp, op, args, { origin, bookmark });
-        bookmark = response.headers.get(BOOKMARK_HEADER) ?? bookmark;
+        const response = await runTool(c, fetchApp, op, args, origin);
         const text = await response.text();
         answer(response.ok ? { result: text } : { error: text });
       }
-      if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
       return c.json({ results }, 200);
     })
     .all("/vapi/tool-calls", methodNotAllowed("POST"));
@@ -184,8 +180,7 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
             { path: "args", code: "invalid_type", message: "must be an object of the tool's arguments" },
           ]);
         const origin = retellOrigin(c, body);
-        const response = await runTool(c, fetchApp, op, args, { origin, bookmark: c.req.header(BOOKMARK_HEADER) });
-        return new Response(response.body, response);
+        return runTool(c, fetchApp, op, args, origin);
       })
       .all(`/retell/${tool}`, methodNotAllowed("POST"));
   }

@@ -6,6 +6,10 @@ import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import type { Operation } from "../http/operation";
 import type { FetchApp } from "../http/tools";
+import { once } from "../lib/once";
+
+// Imported once: each import() call, even of a loaded module, costs a lookup.
+const server = once(() => import("./server"));
 
 export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
   // Stateless (docs/api.md, "MCP"): no sessions, no message of its own to stream, so
@@ -13,7 +17,7 @@ export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) 
   return (
     new Hono<AppEnv>()
       // The server counts the request's tool calls against the rate limit (or the request, with none).
-      .post("/", async (c) => (await import("./server")).serveMcp(c, fetchApp, operations))
+      .post("/", async (c) => (await server()).serveMcp(c, fetchApp, operations))
       .all("/", methodNotAllowed("POST"))
   );
 }

@@ -1,5 +1,6 @@
-// The MCP server behind POST /mcp (src/routes/mcp.ts), loaded on the first
-// such request: the SDK and the tool list are never built at startup. Each
+// The MCP server behind POST /mcp (src/mcp/routes.ts), loaded on the first
+// such request: the SDK and the tool list are never built at startup; a lone
+// tools/call, an agent's every turn, is answered without building a server. Each
 // tool is an operation declared in src/routes (see operation.ts); a call is
 // dispatched to that operation's own route inside this worker, so tools get
 // the very same validation, results, problem documents and idempotency as
@@ -8,14 +9,19 @@
 // tool list holds only the tools of the key's role.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { Context } from "hono";
 import type { KeyRole } from "../../drizzle/schema";
-import { BOOKMARK_HEADER } from "../db/client";
 import type { AppEnv } from "../env";
 import { isJsonObject as isObject, readCapped } from "../http/body";
-import { originOf } from "../http/caller";
 import { mayCall, type Operation, toolAnnotations } from "../http/operation";
 import { type FetchApp, jsonSchema, runTool, toolInputSchema } from "../http/tools";
 import { countCall, rateLimited } from "../middleware/rate-limit";
@@ -94,19 +100,41 @@ function readCalls(body: unknown): SentCalls {
   return calls;
 }
 
+/** A call's answer as an MCP tool result: the operation's JSON, or its problem document with isError. */
+async function toolResult(c: Context<AppEnv>, fetchApp: FetchApp, op: Operation, args: Record<string, unknown>) {
+  const { callId, callerPhone } = c.var.actor;
+  const response = await runTool(c, fetchApp, op, args, { channel: "mcp", callId, callerPhone });
+  const text = await response.text();
+  const content = [{ type: "text" as const, text }];
+  // A failure is a tool result carrying the problem document, not a protocol error.
+  if (!response.ok) return { content, isError: true };
+  return { content, structuredContent: JSON.parse(text) as Record<string, unknown> };
+}
+
+/**
+ * The body's one tools/call, when the SDK would take it as it is and call a
+ * known tool with it: the request passes the transport's checks (Accept,
+ * Content-Type, protocol version), the body is that one JSON-RPC request with
+ * nothing but a name and arguments in its params. Answered here, as the SDK
+ * answers it, without building a server for it; anything else goes to the SDK.
+ */
+function loneCall(c: Context<AppEnv>, body: unknown, sent: SentCalls, operations: readonly Operation[]) {
+  const accept = c.req.header("Accept");
+  const version = c.req.header("Mcp-Protocol-Version");
+  if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
+  if (!isJsonContentType(c.req.header("Content-Type")) || (version && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+    return undefined;
+  // Counted as a tools/call with usable params: its method and params are there.
+  if (!isObject(body) || sent.count !== 1 || sent.invalid.size > 0 || Object.keys(body).length !== 4) return undefined;
+  const { jsonrpc, id, params } = body;
+  if (jsonrpc !== "2.0" || (typeof id !== "string" && !Number.isSafeInteger(id)) || !isObject(params)) return undefined;
+  if (Object.keys(params).some((key) => key !== "name" && key !== "arguments")) return undefined;
+  const op = operations.find((o) => o.tool === params.name);
+  return op && { id, op, args: sent.args.get(id) ?? {} };
+}
+
 /** Answers one POST /mcp (JSON-RPC, stateless: docs/api.md, "MCP"). */
 export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operations: readonly Operation[]) {
-  // Tool calls run in sessions of their own, chained by bookmark, so the
-  // client's bookmark reaches them and theirs comes back on this response
-  // (without a tool call, the database middleware answers as for any request).
-  let bookmark = c.req.header(BOOKMARK_HEADER);
-  let returned: string | null = null;
-  const server = new Server(
-    { name: "field-service-api", version: "1.0.0" },
-    { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
-  );
-  const { role } = c.var.actor;
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools(operations, role) }));
   let body: unknown;
   let request = c.req.raw;
   const text = new TextDecoder().decode(await readCapped(c.req.raw, MCP_MAX_BODY_BYTES));
@@ -118,27 +146,30 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operation
   }
   const sent = readCalls(body);
   for (let i = 0; i < Math.max(1, sent.count); i++) if (!(await countCall(c))) throw rateLimited(c);
-  const origin = originOf(c, "mcp");
+  const lone = loneCall(c, body, sent, operations);
+  if (lone) {
+    const result = await toolResult(c, fetchApp, lone.op, lone.args);
+    // The SDK's JSON response, member for member (test/integration/mcp/mcp.test.ts holds them equal).
+    const answer = JSON.stringify({ result, jsonrpc: "2.0", id: lone.id });
+    return new Response(answer, { status: 200, headers: { "Content-Type": "application/json" } });
+  }
+  const server = new Server(
+    { name: "field-service-api", version: "1.0.0" },
+    { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
+  );
+  const { role } = c.var.actor;
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools(operations, role) }));
   server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
     const invalid = sent.invalid.get(extra.requestId);
     if (invalid) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${invalid}`);
     const op = operations.find((o) => o.tool === params.name);
     if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
-    const args = sent.args.get(extra.requestId) ?? params.arguments ?? {};
-    const response = await runTool(c, fetchApp, op, args, { origin, bookmark });
-    returned = response.headers.get(BOOKMARK_HEADER) ?? returned;
-    bookmark = returned ?? bookmark;
-    const text = await response.text();
-    // A failure is a tool result carrying the problem document, not a protocol error.
-    if (!response.ok) return { isError: true, content: [{ type: "text", text }] };
-    return { content: [{ type: "text", text }], structuredContent: JSON.parse(text) as Record<string, unknown> };
+    return toolResult(c, fetchApp, op, sent.args.get(extra.requestId) ?? params.arguments ?? {});
   });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
   await server.connect(transport);
-  const response = await transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
-  if (returned !== null) response.headers.set(BOOKMARK_HEADER, returned);
-  return response;
+  return transport.handleRequest(request, body === undefined ? {} : { parsedBody: body });
 }

@@ -79,9 +79,8 @@ export const auth = createMiddleware<AppEnv>(async function auth(c, next) {
   if (!found || !constantTimeEqual(found.org.id, orgId)) throw unauthenticated();
   c.set("orgId", found.org.id);
   c.set("org", found.org);
-  // A tool call's origin was read by its transport from the platform's envelope; a request's, from its headers.
-  const origin = c.env.TOOL_CALL ?? originOf(c, "http");
-  c.set("actor", { keyId: found.keyId, role: found.role, ...origin });
+  // A tool call's origin is read by its transport from the platform's envelope (src/http/tools.ts).
+  c.set("actor", { keyId: found.keyId, role: found.role, ...originOf(c, "http") });
   if (found.lastUsedAt === null || found.lastUsedAt < now - LAST_USED_RESOLUTION_MS) {
     found.lastUsedAt = now;
     // Off the response path; a failed hint write must not fail the request.

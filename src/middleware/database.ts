@@ -31,11 +31,9 @@ export const database = createMiddleware<AppEnv>(async function database(c, next
   } finally {
     // Only authenticated callers get one: on a 401 its presence would tell a
     // key that needed a lookup from one the isolate knows (docs/api.md,
-    // "Authentication": one uniform 401). A handler whose queries ran in
-    // sessions of their own (MCP's tool calls) has set it already.
+    // "Authentication": one uniform 401). A request's tool calls run in its session.
     // With no query run, a usable bookmark the client sent is still where it stands.
     const bookmark = session.getBookmark() ?? (start === sent ? sent : null);
-    if (c.get("orgId") !== undefined && bookmark !== null && !c.res.headers.has(BOOKMARK_HEADER))
-      c.res.headers.set(BOOKMARK_HEADER, bookmark);
+    if (c.get("orgId") !== undefined && bookmark !== null) c.res.headers.set(BOOKMARK_HEADER, bookmark);
   }
 });

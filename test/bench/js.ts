@@ -151,35 +151,43 @@ async function main() {
           body: body ? JSON.stringify(body) : undefined,
         });
     const lead = { firstName: "Bench", lastName: "Lead", email: "lead@example.com" };
-    /** The operation at `pathname` as a tool `tool` with `args`, over HTTP and then MCP, Vapi and Retell. */
+    /**
+     * The operation at `pathname` as a tool `tool` with `args`, over HTTP and then MCP, Vapi and
+     * Retell, each reporting the caller as it can: X-Caller-Phone, or the platform's envelope.
+     */
     const asTools = (name: string, pathname: string, tool: string, args: Record<string, unknown>): Case[] => {
       const call = { id: "call-bench", from_number: seeded.caller, customer: { number: seeded.caller } };
+      const caller = { "X-Caller-Phone": seeded.caller, "X-Call-Id": call.id };
+      const sent = (path: string, body: unknown, headers: Record<string, string>) => () => {
+        const request = api(path, seeded.heavy, body)();
+        for (const [header, value] of Object.entries(headers)) request.headers.set(header, value);
+        return request;
+      };
+      const mcp = { Accept: "application/json, text/event-stream", ...caller };
+      const vapi = {
+        message: {
+          type: "tool-calls",
+          call,
+          toolCallList: [{ id: "c1", type: "function", function: { name: tool, arguments: args } }],
+        },
+      };
       return [
-        { name, request: api(pathname, seeded.heavy, args) },
+        { name, request: sent(pathname, args, caller) },
         ...(
           [
-            ["MCP", "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args } }],
             [
-              "Vapi",
-              "/api/v1/integrations/vapi/tool-calls",
-              {
-                message: {
-                  type: "tool-calls",
-                  call,
-                  toolCallList: [{ id: "c1", type: "function", function: { name: tool, arguments: args } }],
-                },
-              },
+              "MCP",
+              "/mcp",
+              { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args } },
+              mcp,
             ],
-            ["Retell", `/api/v1/integrations/retell/${tool}`, { name: tool, call, args }],
+            ["Vapi", "/api/v1/integrations/vapi/tool-calls", vapi, {}],
+            ["Retell", `/api/v1/integrations/retell/${tool}`, { name: tool, call, args }, {}],
           ] as const
-        ).map(([transport, path, body]) => ({
+        ).map(([transport, path, body, headers]) => ({
           name: `${name} over ${transport}`,
           twin: name,
-          request: () => {
-            const request = api(path, seeded.heavy, body)();
-            request.headers.set("Accept", "application/json, text/event-stream");
-            return request;
-          },
+          request: sent(path, body, headers),
         })),
       ];
     };

@@ -187,3 +187,47 @@ describe("MCP server at /mcp", () => {
     expect(text(await clientB.callTool({ name: "list_contacts", arguments: {} })).data).toEqual([]);
   });
 });
+
+describe("a lone tools/call (src/mcp/server.ts answers it without building a server)", () => {
+  const HEADERS = { Accept: "application/json, text/event-stream", "X-Request-Id": "lone-call-test" };
+  const send = (body: unknown, headers: Record<string, string> = {}) =>
+    call(a, "/mcp", { body, headers: { ...HEADERS, ...headers } });
+
+  it.each([
+    ["a result", 1, "list_contacts", { limit: 2 }],
+    ["a result, string id", "call-7", "find_available_appointments", { dateTime: slotAt(2, 15), limit: 2 }],
+    ["a problem (404)", 2, "get_account", { id: "acct_missing" }],
+    ["a problem (422)", 3, "check_booking_availability", { dateTime: "tomorrow" }],
+    ["arguments null", 4, "list_services", null],
+    // The batch's call replays the lone one's answer.
+    ["a write", 5, "create_lead", { firstName: "Lone", idempotencyKey: "lone-call-5" }],
+  ] as const)("%s: byte for byte what the SDK answers for the same call in a batch", async (_name, id, tool, args) => {
+    const message = { jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: args } };
+    const lone = await send(message);
+    const batch = await send([message]);
+    expect(lone.status, lone.text).toBe(200);
+    expect(batch.status, batch.text).toBe(200);
+    expect(lone.headers.get("Content-Type")).toBe(batch.headers.get("Content-Type"));
+    // A batch of one is answered with its one response.
+    expect(lone.text).toBe(batch.text);
+  });
+
+  it.each([
+    ["an unknown tool", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "nope", arguments: {} } }, {}],
+    ["a fractional id", { jsonrpc: "2.0", id: 1.5, method: "tools/call", params: { name: "list_services" } }, {}],
+    ["an unknown member", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_services" }, x: 1 }, {}],
+    [
+      "an unsupported protocol version",
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_services" } },
+      { "Mcp-Protocol-Version": "1999-01-01" },
+    ],
+    [
+      "no event-stream in Accept",
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_services" } },
+      { Accept: "application/json" },
+    ],
+  ] as const)("%s is left to the SDK: its JSON-RPC error", async (_name, message, headers) => {
+    const res = await send(message, headers);
+    expect(res.body?.error?.code, res.text).toEqual(expect.any(Number));
+  });
+});
