@@ -17,7 +17,7 @@
 // drifts within seconds, so each pair's ratio (floor CPU/request ÷ the
 // case's; 1 = as cheap as the floor) is taken within the pair; the table
 // shows the median of the pairs and their spread, and the last line holds
-// every case to 0.9 (a bound agent key to 0.97). A full run takes about 20
+// every case to 0.9 (a bound agent key to 0.97). A full run takes about 30
 // minutes on a 2-core machine.
 // Also: three p50 ratios (contacts and incidents pages deep against page 1,
 // availability of the 20,000-booking org against the empty one); the
@@ -75,8 +75,11 @@ const CONNECTIONS = Number(options.connections);
 const DEPTH = Number(options.depth);
 const PAGE = 50;
 const DELIVERIES = Number(options.deliveries ?? 120);
-/** Holds a hold case's run may take: its warm-up and 60 a second per connection, more than a run answers. */
-const HOLDS_PER_RUN = 20 + Math.ceil(SECONDS * CONNECTIONS * 60);
+/**
+ * Holds a hold case's run may take: its warm-up and 80 a second per connection
+ * (more than a run answers) for whole seconds (autocannon runs at least one).
+ */
+const HOLDS_PER_RUN = 20 + Math.ceil(SECONDS) * CONNECTIONS * 80;
 /** How long deliveries may take to arrive before the run gives up on them (a bound, not a measurement). */
 const DELIVERY_WAIT_MS = 60_000;
 
