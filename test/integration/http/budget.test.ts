@@ -564,3 +564,88 @@ describe("D1 budget of an agent key bound to its caller (docs/api.md, 'The calle
     },
   );
 });
+
+describe("D1 budget of a tool call: an agent key's call over MCP, Vapi or Retell takes its operation's round trips over HTTP", () => {
+  // The caller of the incidents booked in beforeAll, as each transport reports it.
+  const PHONE = "+19175550134";
+  const envelope = { id: "call-budget", from_number: PHONE, customer: { number: PHONE } };
+  let agentKey: string;
+  beforeAll(async () => {
+    const { apiKey, keyId } = (await createKey(db(), tenant.orgId, "agent"))!;
+    await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, keyId));
+    agentKey = apiKey;
+  });
+
+  type Operation = { tool: string; path: string; args: Record<string, unknown>; body?: unknown };
+  /** The request (path, body, headers) of the operation over each transport. */
+  const TRANSPORTS: Record<string, (op: Operation) => [string, unknown, Record<string, string>]> = {
+    http: (op) => [op.path, op.body, { "X-Caller-Phone": PHONE }],
+    mcp: (op) => [
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: op.tool, arguments: op.args } },
+      { Accept: "application/json, text/event-stream", "X-Caller-Phone": PHONE },
+    ],
+    vapi: (op) => [
+      "/api/v1/integrations/vapi/tool-calls",
+      {
+        message: {
+          type: "tool-calls",
+          call: envelope,
+          toolCallList: [{ id: "c1", type: "function", function: { name: op.tool, arguments: op.args } }],
+        },
+      },
+      {},
+    ],
+    retell: (op) => [`/api/v1/integrations/retell/${op.tool}`, { name: op.tool, call: envelope, args: op.args }, {}],
+  };
+
+  /** The operation's answer as its transport carries it (the text a platform hands its model). */
+  function answerOf(transport: string, res: Awaited<ReturnType<typeof call>>): { ok: boolean; text: string } {
+    if (transport === "mcp") return { ok: !res.body.result.isError, text: res.body.result.content[0].text };
+    if (transport === "vapi") return { ok: !res.body.results[0].error, text: res.body.results[0].result };
+    return { ok: res.status === 200, text: res.text };
+  }
+
+  it.each([
+    ["find the caller", () => ({ tool: "find_caller", path: "/api/v1/ai-agent/find-caller", args: {}, body: {} })],
+    [
+      "check a booking",
+      () => ({
+        tool: "check_booking_availability",
+        path: "/api/v1/ai-agent/is-booking-available",
+        args: { dateTime: slot },
+        body: { dateTime: slot },
+      }),
+    ],
+    [
+      "read an incident",
+      () => ({ tool: "get_incident", path: `/api/v1/incidents/${incidentId}`, args: { id: incidentId } }),
+    ],
+    [
+      "create a lead",
+      () => ({ tool: "create_lead", path: "/api/v1/leads", args: { firstName: "Tool" }, body: { firstName: "Tool" } }),
+    ],
+  ] as const)("%s: 1 round trip warm over each, the very statements of HTTP's", async (_name, operation) => {
+    const op: Operation = operation();
+    const trips: Record<string, Trip[]> = {};
+    for (const [transport, request] of Object.entries(TRANSPORTS)) {
+      const [path, body, headers] = request(op);
+      const send = (recorder: WrappedD1) =>
+        call({ ...tenant, apiKey: agentKey }, path, { body, headers, bindings: { DB: recorder.db } });
+      await send(wrapD1(env.DB));
+      const warm = wrapD1(env.DB);
+      const answer = answerOf(transport, await send(warm));
+      expect(answer.ok, `${transport}: ${answer.text}`).toBe(true);
+      // The call is bound to the caller its transport reported.
+      if (op.tool === "find_caller") expect(JSON.parse(answer.text).phone, transport).toBe(PHONE);
+      trips[transport] = warm.trips;
+    }
+    for (const [transport, warm] of Object.entries(trips)) {
+      expect(warm.length, `${transport}: ${JSON.stringify(warm.map((trip) => trip.sql))}`).toBe(1);
+      expect(
+        warm.map((trip) => trip.sql),
+        transport,
+      ).toEqual(trips.http!.map((trip) => trip.sql));
+    }
+  });
+});
