@@ -12,7 +12,7 @@ export interface Bindings {
   RATE_LIMIT_PERIOD: string;
   /** The webhook delivery queue (docs/webhooks.md, "Retries"): producer and consumer are this worker. */
   WEBHOOKS: Queue<DeliveryMessage>;
-  /** The files of src/assets/ (wrangler.toml [assets]): the board's files and the OpenAPI document. */
+  /** The files of src/assets/ (wrangler.toml [assets]): the board's files, the OpenAPI document and its page. */
   ASSETS: Fetcher;
   /** Worker secret: the AES-GCM key of endpoint secrets (base64 of 32 bytes). */
   WEBHOOK_SECRET_KEY?: string;

@@ -1,5 +1,5 @@
-// A readable reference page rendered from the OpenAPI document, in the worker:
-// no scripts, no CDN, nothing to load but this HTML.
+// A readable reference page rendered from the OpenAPI document ahead of time
+// (`npm run openapi`): no scripts, no CDN, nothing to load but this HTML.
 import { html, raw } from "hono/html";
 
 type Json = Record<string, unknown>;

@@ -1,13 +1,15 @@
-// The worker serves the OpenAPI document as generated ahead of time
-// (src/openapi/routes.ts): the committed file must be what the operations
-// declare now.
+// The worker serves the OpenAPI document and its docs page as generated ahead
+// of time (src/openapi/routes.ts): the committed files must be what the
+// operations declare now.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { OPENAPI_ASSET, openApiJson } from "../../../src/openapi/document";
+import { generatedAssets } from "../../../src/openapi/document";
 import { OPERATIONS } from "../../../src/routes";
 
-it(`${OPENAPI_ASSET} is the document of the operations (else run npm run openapi)`, () => {
-  const committed = readFileSync(path.resolve(import.meta.dirname, "../../..", OPENAPI_ASSET), "utf8");
-  expect(committed === openApiJson(OPERATIONS), "stale: run npm run openapi").toBe(true);
+const ASSETS = path.resolve(import.meta.dirname, "../../../src/assets");
+
+it("src/assets/ holds the generated document and page (else run npm run openapi)", async () => {
+  for (const [name, text] of Object.entries(await generatedAssets(OPERATIONS)))
+    expect(readFileSync(path.join(ASSETS, name), "utf8") === text, `${name} is stale: run npm run openapi`).toBe(true);
 });
