@@ -4,9 +4,12 @@
 // same answers, validation and idempotency as HTTP), and the idempotencyKey
 // argument of write tools. Requests are built from the platforms' own SDK
 // types.
+
+import { env } from "cloudflare:test";
 import type { Vapi } from "@vapi-ai/server-sdk";
 import type { PhoneCallResponse } from "retell-sdk/resources/call";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { d1Error, everyMatching, wrapD1 } from "../../support/d1";
 import { mcpCall, mcpList, toolAnswer } from "../../support/mcp";
 import { call } from "../../support/request";
 import { openTenant, type Tenant } from "../../support/tenants";
@@ -293,5 +296,26 @@ describe("rate limit: one request, bounded work", () => {
     const ok = await call(t, VAPI, { body: ten, bindings: { RATE_LIMITER: all.binding } });
     expect(results(ok).filter((r) => r.error === undefined)).toHaveLength(10);
     expect(all.calls).toHaveLength(11);
+  });
+});
+
+describe("the log of a tool call", () => {
+  it.each([
+    ["mcp", "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "create_lead", arguments: {} } }],
+    ["vapi", VAPI, vapiMessage([{ name: "create_lead", args: {} }])],
+    ["retell", RETELL("create_lead"), retellBody("create_lead", {})],
+  ])("%s: one line for the request, naming the cause of its call's 500", async (_platform, path, body) => {
+    const t = await openTenant();
+    const failing = wrapD1(env.DB, { fail: everyMatching(/^insert into "leads"/i), error: d1Error("D1_ERROR: a bug") });
+    const logged = vi.spyOn(console, "log").mockImplementation(() => {});
+    const res = await call(t, path, {
+      body,
+      headers: { Accept: "application/json, text/event-stream" },
+      bindings: { DB: failing.db },
+    });
+    const lines = logged.mock.calls.map(([line]) => JSON.parse(String(line)));
+    logged.mockRestore();
+    expect(res.text).toMatch(/internal_error/);
+    expect(lines).toEqual([expect.objectContaining({ requestId: expect.any(String), error: "Error: a bug" })]);
   });
 });
