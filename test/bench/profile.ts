@@ -1,4 +1,4 @@
-// `npm run bench:profile [-- --case slots|account|contacts|lead|incident|mcp|…] [-- --seconds N]`:
+// `npm run bench:profile [-- --case slots|account|contacts|lead|incident|mcp|board|floor-board|…] [-- --seconds N]`:
 // where a request's CPU goes inside the worker. Seeds a small org (as `npm run
 // bench` does), serves it under `wrangler dev`, and records a V8 CPU profile
 // of the worker through wrangler's inspector while autocannon loads one case.
@@ -18,6 +18,7 @@ import autocannon from "autocannon";
 import { SourceMapConsumer } from "source-map";
 import WebSocket from "ws";
 import { candidateSlots } from "../../src/scheduling/slots";
+import { dateString, localDateOf, localToInstant } from "../../src/scheduling/zone";
 import { applyMigrations, configWithRateLimit, DevServer, freePort, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
@@ -137,9 +138,13 @@ const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, Profiled
   const [slot] = candidateSlots({ ...BENCH_SCHEDULE, closedDates: [] }, Date.now() + 2 * DAY, Date.now() + 9 * DAY);
   const check = { dateTime: new Date(slot!.start).toISOString() };
   const tool = { name: "check_booking_availability", arguments: check };
+  // The board's day as bench.ts reads it: a week ago, which no write reaches.
+  const boardDate = localDateOf(Date.now() - 7 * DAY, BENCH_SCHEDULE.timeZone);
+  const dayStart = (date: number) => localToInstant(date, 0, BENCH_SCHEDULE.timeZone);
   return {
     floor: { floor: true, path: "/logged?id=acct_floor" },
     "floor-write": { floor: true, path: "/write", body: lead },
+    "floor-board": { floor: true, path: `/board?start=${dayStart(boardDate)}&end=${dayStart(boardDate + 1)}` },
     slots: {
       org: orgs?.empty,
       path: "/api/v1/ai-agent/available-appointments",
@@ -164,6 +169,7 @@ const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, Profiled
       path: "/api/v1/ai-agent/available-appointments",
       body: { dateTime: new Date(Date.now() + DAY).toISOString(), limit: 10 },
     },
+    board: { org: orgs?.fleet, path: `/api/v1/board?date=${dateString(boardDate)}` },
   };
 };
 
