@@ -132,4 +132,32 @@ describe("the cron's budget", () => {
       expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
     }
   });
+  it("get-plan and list-plans are 1 round trip warm; cancel-plan 2 (the plan with its visits to come, then the change and an event per visit in one batch)", async () => {
+    const t = await openTenant("Budget Reads", { capacity: 5 });
+    await db().update(apiKeys).set({ lastUsedAt: Date.now() }).where(eq(apiKeys.id, t.keyId));
+    const body = {
+      dateTime: iso(today() + 3 * DAY + 9 * HOUR),
+      clientName: "Budget",
+      insectName: "ants",
+      every: { count: 1, unit: "month" },
+    };
+    const created = await call(t, "/api/v1/ai-agent/create-plan", { body });
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.plan.id as string;
+    for (const [path, body, trips] of [
+      [`/api/v1/plans/${id}`, undefined, 1],
+      ["/api/v1/plans?limit=2", undefined, 1],
+      [`/api/v1/plans/${id}/cancel`, { reason: "budget" }, 2],
+    ] as const) {
+      const warm = wrapD1(env.DB);
+      const res = await call(t, path, { body, bindings: { DB: warm.db } });
+      expect(res.status, res.text).toBe(200);
+      expect(warm.trips.length, `${path}: ${JSON.stringify(warm.trips.map((trip) => trip.sql))}`).toBe(trips);
+      for (const statement of warm.trips.flatMap((trip) => trip.statements)) {
+        const details = await plan(statement);
+        const scans = details.filter((d) => TENANT_TABLES.some((table) => new RegExp(`^SCAN ${table}\\b`).test(d)));
+        expect(scans, `${statement.sql}\n${details.join("\n")}`).toEqual([]);
+      }
+    }
+  });
 });
