@@ -113,6 +113,18 @@ export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTi
   );
   const [first, ...rest] = reads;
   if (!first) return [];
+  if (rest.length === 0) {
+    // One range (a scan's window): its groups are distinct, so they are read
+    // as D1's rows of values, which no layer turns into objects to be mapped
+    // back, and only merged by start (visits then holds, each in start order).
+    const rows = (await first.values()) as [number, number, number, string | null, number][];
+    const bookings: Booking[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const [, startsAt, endsAt, technicianId, count] = rows[i]!;
+      bookings[i] = { startsAt, endsAt, technicianId, count };
+    }
+    return bookings.sort((a, b) => a.startsAt - b.startsAt);
+  }
   const results = (await db.batch([first, ...rest])) as {
     held: number;
     startsAt: number;

@@ -2,7 +2,7 @@
 // No clock, no I/O; callers pass `now` and the bookings of the window.
 import { MAX_INSTANT, MINUTE, toIso } from "../lib/datetime";
 import type { SlotOut } from "../schemas/slots";
-import { type Interval, minutesOf, type Schedule, WEEKDAYS } from "./schedule";
+import { type Interval, minutesOf, type Schedule, WEEKDAYS, type WeeklyHours } from "./schedule";
 import { dateString, type LocalDate, localDateOf, localIso, localToInstant, weekday } from "./zone";
 
 export interface SlotTimes {
@@ -45,14 +45,72 @@ export function bookableWindow(schedule: Schedule, now: number) {
   return { from: now + schedule.minNoticeMinutes * MINUTE, until: now + schedule.horizonDays * 1440 * MINUTE };
 }
 
-/** [opening, closing) instants of each interval of local `date`; none on a closed date. */
+// A scan asks about the same few local dates again and again (each candidate
+// start, each technician's hours), and so does the next request of the org:
+// its schedule and its technicians' hours are the same objects while its key
+// is cached (src/middleware/auth.ts). So each date's start and each weekly
+// hours' openings of a date are kept, per zone and per hours object: a
+// conversion costs microseconds, a lookup nanoseconds. Dates come from
+// clients too (a check's dateTime), so each map is emptied when too full.
+const DATES_KEPT = 2_000;
+let dayStarts = new Map<string, Map<LocalDate, number>>();
+let hoursOpenings = new WeakMap<WeeklyHours, Map<string, Map<LocalDate, SlotTimes[]>>>();
+
+/** Empties this module's caches: for benchmarks, to time an isolate's first call. */
+export function forgetOpenings() {
+  dayStarts = new Map();
+  hoursOpenings = new WeakMap();
+}
+
+/** The dates kept of one zone (and hours object), made on first use and emptied when full. */
+function datesOf<V>(byZone: Map<string, Map<LocalDate, V>>, timeZone: string): Map<LocalDate, V> {
+  let dates = byZone.get(timeZone);
+  if (dates === undefined) {
+    dates = new Map();
+    byZone.set(timeZone, dates);
+  } else if (dates.size >= DATES_KEPT) dates.clear();
+  return dates;
+}
+
+/** The instant local `date` starts in `timeZone` (localToInstant at 00:00), remembered. */
+export function dayStart(date: LocalDate, timeZone: string): number {
+  const dates = datesOf(dayStarts, timeZone);
+  let start = dates.get(date);
+  if (start === undefined) {
+    start = localToInstant(date, 0, timeZone);
+    dates.set(date, start);
+  }
+  return start;
+}
+
+/**
+ * [opening, closing) instants of each interval of `hours` on local `date` in
+ * `timeZone`, closed dates aside; remembered per hours object, so the array
+ * is shared: read it, never change it.
+ */
+export function hoursOn(hours: WeeklyHours, timeZone: string, date: LocalDate): SlotTimes[] {
+  let byZone = hoursOpenings.get(hours);
+  if (byZone === undefined) {
+    byZone = new Map();
+    hoursOpenings.set(hours, byZone);
+  }
+  const dates = datesOf(byZone, timeZone);
+  let openings = dates.get(date);
+  if (openings === undefined) {
+    const intervals: Interval[] = hours[WEEKDAYS[weekday(date) - 1]!] ?? [];
+    openings = intervals.map(([open, close]) => ({
+      start: localToInstant(date, minutesOf(open), timeZone),
+      end: localToInstant(date, minutesOf(close), timeZone),
+    }));
+    dates.set(date, openings);
+  }
+  return openings;
+}
+
+/** [opening, closing) instants of each interval of local `date`; none on a closed date (shared: hoursOn). */
 export function openingsOn(schedule: Schedule, date: LocalDate): SlotTimes[] {
-  if (schedule.closedDates.includes(dateString(date))) return [];
-  const intervals: Interval[] = schedule.weeklyHours[WEEKDAYS[weekday(date) - 1]!] ?? [];
-  return intervals.map(([open, close]) => ({
-    start: localToInstant(date, minutesOf(open), schedule.timeZone),
-    end: localToInstant(date, minutesOf(close), schedule.timeZone),
-  }));
+  if (schedule.closedDates.length > 0 && schedule.closedDates.includes(dateString(date))) return [];
+  return hoursOn(schedule.weeklyHours, schedule.timeZone, date);
 }
 
 /**
@@ -65,7 +123,7 @@ export function* candidateSlots(schedule: Schedule, from: number, until: number)
   const slotMs = schedule.slotMinutes * MINUTE;
   // A slot of local date D starts on D (opening ≥ D's midnight, end ≤ D+1's),
   // so the scan starts at the local date of `from`.
-  for (let date = localDateOf(from, schedule.timeZone); localToInstant(date, 0, schedule.timeZone) < until; date++) {
+  for (let date = localDateOf(from, schedule.timeZone); dayStart(date, schedule.timeZone) < until; date++) {
     for (const opening of openingsOn(schedule, date)) {
       const skip = Math.max(0, Math.ceil((from - opening.start) / slotMs));
       for (let start = opening.start + skip * slotMs; start + slotMs <= opening.end && start < until; start += slotMs) {

@@ -11,7 +11,7 @@ import {
   type Booking,
   bookableWindow,
   candidateSlots,
-  openingsOn,
+  hoursOn,
   type Reason,
   type Slot,
   type SlotTimes,
@@ -100,11 +100,31 @@ export type FleetReason = "out_of_service_area" | "no_qualified_technician";
  * anywhere): the eligible active technicians, ordered by id, or why none is.
  * With no active technician at all the org is in crew mode (`crew`).
  */
-export function fleetFor(
-  technicians: Technician[],
-  skills: string[],
-  postalCode: string | null,
-): { crew: true } | { crew: false; eligible: Technician[]; reason: FleetReason | null } {
+export function fleetFor(technicians: Technician[], skills: string[], postalCode: string | null): Fleet {
+  // A request asks this of the same catalogue two or three times, and so does
+  // the org's next request while its key is cached (src/middleware/auth.ts):
+  // kept per technicians array, for at most FLEETS_KEPT places and skill sets.
+  let kept = fleets.get(technicians);
+  if (kept === undefined) {
+    kept = new Map();
+    fleets.set(technicians, kept);
+  } else if (kept.size >= FLEETS_KEPT) kept.clear();
+  const key = skills.length === 0 ? (postalCode ?? "") : `${postalCode ?? ""}\u0000${skills.join("\u0000")}`;
+  let fleet = kept.get(key);
+  if (fleet === undefined) {
+    fleet = fleetOf(technicians, skills, postalCode);
+    kept.set(key, fleet);
+  }
+  return fleet;
+}
+
+/** Who may take a visit, or why none may, or crew mode (fleetFor). Shared: read it, never change it. */
+export type Fleet = { crew: true } | { crew: false; eligible: Technician[]; reason: FleetReason | null };
+
+const FLEETS_KEPT = 100;
+const fleets = new WeakMap<Technician[], Map<string, Fleet>>();
+
+function fleetOf(technicians: Technician[], skills: string[], postalCode: string | null): Fleet {
   const active = technicians.filter((t) => t.active);
   if (active.length === 0) return { crew: true };
   const covering = active.filter((t) => covers(t, postalCode));
@@ -143,16 +163,24 @@ export function placesCounter(request: VisitRequest, bookings: Booking[], maxBoo
   const duty = dutyRoster(schedule);
   let low = 0;
   let high = 0;
+  // The technicians of the visits occupying the span, in one array kept across
+  // starts: a scan asks this of every candidate start, for every technician.
+  const busy: (string | null | undefined)[] = [];
   return (start: number): number => {
     const span = { start, end: start + visit.durationMs + visit.bufferMs };
     while (low < bookings.length && bookings[low]!.startsAt <= span.start - maxBookingMs) low++;
     while (high < bookings.length && bookings[high]!.startsAt < span.end) high++;
-    const overlapping: Booking[] = [];
-    for (let i = low; i < high; i++) if (overlaps(bookings[i]!, span)) overlapping.push(bookings[i]!);
-    if (fleet.crew) return Math.max(0, schedule.capacity - peak(overlapping, span.start));
-    const busy = new Set(overlapping.map((b) => b.technicianId));
+    if (fleet.crew) {
+      const overlapping: Booking[] = [];
+      for (let i = low; i < high; i++) if (overlaps(bookings[i]!, span)) overlapping.push(bookings[i]!);
+      return Math.max(0, schedule.capacity - peak(overlapping, span.start));
+    }
+    busy.length = 0;
+    for (let i = low; i < high; i++) if (overlaps(bookings[i]!, span)) busy.push(bookings[i]!.technicianId);
     const end = start + visit.durationMs;
-    return fleet.eligible.filter((t) => !busy.has(t.id) && duty(t, start, end)).length;
+    let left = 0;
+    for (const t of fleet.eligible) if (!busy.includes(t.id) && duty(t, start, end)) left++;
+    return left;
   };
 }
 
@@ -177,33 +205,31 @@ function peak(visits: Booking[], from: number): number {
  * interval of their weekly hours (or the org's) on the local date of `start`,
  * which is not a day off of theirs. A scan asks about many technicians at
  * each start and many starts of few dates, so the roster keeps the last
- * start's local date and each hours object's intervals per date.
+ * start's local date, and hoursOn each hours object's openings per date.
  */
 export function dutyRoster(schedule: Schedule) {
-  const openings = new Map<WeeklyHours, Map<number, SlotTimes[]>>();
-  const openingsOf = (hours: WeeklyHours, date: number) => {
-    let byDate = openings.get(hours);
-    if (!byDate) {
-      byDate = new Map();
-      openings.set(hours, byDate);
-    }
-    let found = byDate.get(date);
-    if (!found) {
-      found = openingsOn({ ...schedule, closedDates: [], weeklyHours: hours }, date);
-      byDate.set(date, found);
-    }
-    return found;
-  };
-  let last = { start: Number.NaN, date: 0, day: "" };
+  const { timeZone } = schedule;
+  let lastStart = Number.NaN;
+  let date = Number.NaN;
+  // The date as days off are written, made once a date and only if a technician has some.
+  let day: string | undefined;
   return (technician: Technician, start: number, end: number): boolean => {
-    if (start !== last.start) {
-      const date = localDateOf(start, schedule.timeZone);
-      last = { start, date, day: dateString(date) };
+    if (start !== lastStart) {
+      lastStart = start;
+      const next = localDateOf(start, timeZone);
+      if (next !== date) {
+        date = next;
+        day = undefined;
+      }
     }
-    if (offOn(technician, last.day)) return false;
-    return openingsOf(technician.weeklyHours ?? schedule.weeklyHours, last.date).some(
-      (o) => o.start <= start && end <= o.end,
-    );
+    if (technician.daysOff.length > 0) {
+      day ??= dateString(date);
+      if (offOn(technician, day)) return false;
+    }
+    // The openings of the hours object on that date (hoursOn keeps them).
+    for (const o of hoursOn(technician.weeklyHours ?? schedule.weeklyHours, timeZone, date))
+      if (o.start <= start && end <= o.end) return true;
+    return false;
   };
 }
 
