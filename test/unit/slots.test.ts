@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SCHEDULE, type Interval, type Schedule, type Weekday } from "../../src/scheduling/schedule";
-import { assessSlot, type Booking, candidateSlots, slotView } from "../../src/scheduling/slots";
+import {
+  assessSlot,
+  type Booking,
+  candidateSlots,
+  forgetOpenings,
+  hoursOn,
+  slotView,
+} from "../../src/scheduling/slots";
 import { findBookable } from "../../src/scheduling/visits";
 import { slotRequest } from "../support/schedules";
 import { HOUR, MINUTE } from "../support/time";
@@ -159,6 +166,30 @@ const OFFICE = schedule("America/New_York", {
     thu: [["08:00", "17:00"]],
   },
   closedDates: ["2026-11-26"],
+});
+
+describe("hoursOn: openings kept per hours object and zone", () => {
+  // 2026-03-09, a Monday: New York has changed its clocks the night before, London not yet.
+  const monday = Math.floor(at("2026-03-09T00:00:00Z") / (1440 * MINUTE));
+  const hours = on("mon", ["08:00", "12:00"], ["13:00", "17:00"]);
+  it.each([
+    [
+      "America/New_York",
+      ["2026-03-09T12:00:00Z", "2026-03-09T16:00:00Z", "2026-03-09T17:00:00Z", "2026-03-09T21:00:00Z"],
+    ],
+    ["Europe/London", ["2026-03-09T08:00:00Z", "2026-03-09T12:00:00Z", "2026-03-09T13:00:00Z", "2026-03-09T17:00:00Z"]],
+    ["Asia/Kolkata", ["2026-03-09T02:30:00Z", "2026-03-09T06:30:00Z", "2026-03-09T07:30:00Z", "2026-03-09T11:30:00Z"]],
+  ])("the same hours object in %s, asked twice and after forgetting", (timeZone, expected) => {
+    const instants = () =>
+      hoursOn(hours, timeZone, monday).flatMap((o) =>
+        [o.start, o.end].map((i) => new Date(i).toISOString().replace(".000", "")),
+      );
+    expect(instants()).toEqual(expected);
+    expect(instants()).toEqual(expected);
+    forgetOpenings();
+    expect(instants()).toEqual(expected);
+    expect(hoursOn(hours, timeZone, monday + 1)).toEqual([]);
+  });
 });
 
 describe("assessSlot: the reason", () => {
