@@ -112,7 +112,7 @@ function partOf(source: string): string {
     [/^src\/middleware\/request-log/, "log line"],
     [/^src\/middleware\//, "other middleware (request id, rate limit, idempotency)"],
     [/^src\/scheduling\//, "scheduling engine"],
-    [/^src\/services\/|^src\/db\/occupancy/, "availability"],
+    [/^src\/(services|availability)\/|^src\/db\/occupancy/, "availability"],
     [/^src\/db\//, "queries (src/db)"],
     [/^src\/lib\/datetime/, "dates (serialisation)"],
     [/^src\/schemas\//, "schemas"],
