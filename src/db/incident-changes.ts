@@ -180,19 +180,38 @@ function changeOf(kind: OneTripChange["kind"], mode: Mode) {
   };
 }
 
-/** The incident's JSON (incidentView) of `r`, the row with its new values as n_… columns. */
-function viewOf(): SQL {
-  const offsets = r("p_offsets");
-  const [start, end] = [r("n_startsAt"), r("n_endsAt")];
-  const window = sql`json(CASE WHEN ${r("arrival_window_minutes")} > 0 THEN ${timesSql(start, sql`${start} + ${r("arrival_window_minutes")} * ${sql.raw(String(MINUTE))}`, offsets)} END)`;
-  return sql`json_object('id', ${r("id")}, 'status', ${r("n_status")}, 'dateTime', ${isoSql(start)},
-    'clientName', ${r("client_name")}, 'insectName', ${r("insect_name")}, 'accountId', ${r("account_id")},
-    'phone', ${r("phone")}, 'notes', ${r("notes")}, 'serviceId', ${r("service_id")}, 'technicianId', ${r("n_technicianId")},
-    'postalCode', ${r("postal_code")}, 'appointment', ${timesSql(start, end, offsets)}, 'arrivalWindow', ${window},
-    'createdAt', ${isoSql(r("created_at"))}, 'updatedAt', ${isoSql(r("p_now"))}, 'cancelledAt', ${isoSql(r("n_cancelledAt"))},
-    'cancelReason', ${r("n_cancelReason")}, 'closedAt', ${isoSql(r("n_closedAt"))}, 'outcomeNote', ${r("n_outcomeNote")},
-    'planId', ${r("plan_id")})`;
+/**
+ * incidentView in SQL, of a row whose columns (by SQL name) `column` reads,
+ * its times written with the zone's table `offsets` (offsetsJson's).
+ */
+export function incidentJson(column: (name: string) => SQL, offsets: SQL): SQL {
+  const [start, end, minutes] = [column("starts_at"), column("ends_at"), column("arrival_window_minutes")];
+  const windowEnd = sql`${start} + ${minutes} * ${sql.raw(String(MINUTE))}`;
+  const window = sql`json(CASE WHEN ${minutes} > 0 THEN ${timesSql(start, windowEnd, offsets)} END)`;
+  return sql`json_object('id', ${column("id")}, 'status', ${column("status")}, 'dateTime', ${isoSql(start)},
+    'clientName', ${column("client_name")}, 'insectName', ${column("insect_name")}, 'accountId', ${column("account_id")},
+    'phone', ${column("phone")}, 'notes', ${column("notes")}, 'serviceId', ${column("service_id")}, 'technicianId', ${column("technician_id")},
+    'postalCode', ${column("postal_code")}, 'appointment', ${timesSql(start, end, offsets)}, 'arrivalWindow', ${window},
+    'createdAt', ${isoSql(column("created_at"))}, 'updatedAt', ${isoSql(column("updated_at"))}, 'cancelledAt', ${isoSql(column("cancelled_at"))},
+    'cancelReason', ${column("cancel_reason")}, 'closedAt', ${isoSql(column("closed_at"))}, 'outcomeNote', ${column("outcome_note")},
+    'planId', ${column("plan_id")})`;
 }
+
+/** The columns a change sets, as `r` names them (its n_… columns, and the request's now). */
+const CHANGED: Record<string, string> = {
+  status: "n_status",
+  starts_at: "n_startsAt",
+  ends_at: "n_endsAt",
+  technician_id: "n_technicianId",
+  updated_at: "p_now",
+  cancelled_at: "n_cancelledAt",
+  cancel_reason: "n_cancelReason",
+  closed_at: "n_closedAt",
+  outcome_note: "n_outcomeNote",
+};
+
+/** The incident's JSON of `r`: the row as changed. */
+const viewOf = () => incidentJson((name) => r(CHANGED[name] ?? name), r("p_offsets"));
 
 /** A move's `previous`: where it was, and its technician when another took it (as changeIncident writes it). */
 function previousOf(): SQL {

@@ -4,6 +4,9 @@
 // round trip, src/db/incident-changes.ts). The zone comes as offsetsJson's
 // table; test/integration/db/local-times.test.ts holds both to the JavaScript.
 import { type SQL, sql } from "drizzle-orm";
+import { DAY } from "../lib/datetime";
+import type { Schedule } from "../scheduling/schedule";
+import { offsetsJson } from "../scheduling/zone";
 
 /** "2026-11-23T14:00:00.000Z" of an integer instant (ms); NULL of NULL. */
 export const isoSql = (expression: SQL): SQL => {
@@ -25,3 +28,10 @@ export const localIsoSql = (expression: SQL, offsets: SQL): SQL => {
 /** timesView's object ({start, end, localStart, localEnd}) as JSON. */
 export const timesSql = (start: SQL, end: SQL, offsets: SQL): SQL =>
   sql`json_object('start', ${isoSql(start)}, 'end', ${isoSql(end)}, 'localStart', ${localIsoSql(start, offsets)}, 'localEnd', ${localIsoSql(end, offsets)})`;
+
+/** The zone's table for a change in one trip: from `back` days before today to 2 days past the horizon. */
+export function zoneTable(schedule: Pick<Schedule, "timeZone" | "horizonDays">, now: number, back: number) {
+  const today = Math.floor(now / DAY);
+  const [from, until] = [today - back, today + schedule.horizonDays + 2];
+  return { json: offsetsJson(from, until, schedule.timeZone), from: from * DAY, until: until * DAY };
+}

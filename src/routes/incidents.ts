@@ -8,6 +8,7 @@ import { alternativesAfter } from "../availability/scan";
 import { changeInOneTrip, type MoveRules, type OneTripChange } from "../db/incident-changes";
 import { listIncidents } from "../db/incident-list";
 import { changeIncident, getIncident, type IncidentRow, incidentView, type Placement } from "../db/incidents";
+import { zoneTable } from "../db/local-times";
 import type { Org } from "../db/orgs";
 import type { AppEnv } from "../env";
 import { boundCaller, callerMismatch } from "../http/caller";
@@ -16,7 +17,7 @@ import { defineOperation } from "../http/operation";
 import { ApiError, slotUnavailable } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
-import { DAY, MINUTE } from "../lib/datetime";
+import { MINUTE } from "../lib/datetime";
 import {
   assessVisit,
   dutyRoster,
@@ -25,7 +26,7 @@ import {
   type VisitRequest,
   visitOf,
 } from "../scheduling/visits";
-import { dateString, localDateOf, localToInstant, offsetsJson } from "../scheduling/zone";
+import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
 import {
   cancelIncidentBody,
   closeIncidentBody,
@@ -79,7 +80,7 @@ async function changeLoop(
   const first = oneTrip?.(now);
   let seen: IncidentRow | undefined;
   if (first) {
-    const offsets = offsetsFor(org, now, first.back);
+    const offsets = zoneTable(org.schedule, now, first.back);
     const result = await changeInOneTrip(db, { org, id, caller, now, offsets, ...first, idempotencyKey, actor });
     if (result.written) return writtenResponse(c, result.written);
     seen = result.current;
@@ -344,13 +345,6 @@ function requestOfVisit(org: Org, row: IncidentRow): VisitRequest {
 
 /** How far back a close is decided in one trip: a visit closed later than that takes the read first. */
 const CLOSE_BACK_DAYS = 31;
-
-/** The org's zone table for a change in one trip: from `back` days before today to 2 days past the horizon. */
-function offsetsFor(org: Org, now: number, back: number) {
-  const today = Math.floor(now / DAY);
-  const [from, until] = [today - back, today + org.schedule.horizonDays + 2];
-  return { json: offsetsJson(from, until, org.schedule.timeZone), from: from * DAY, until: until * DAY };
-}
 
 /** Per catalogue, each service's skills by id (JSON): what a move in one trip gives a visit of that service. */
 const skillsOf = new WeakMap<Org["catalogue"], string>();

@@ -5,6 +5,8 @@
 // caller for agent keys, as the incident operations are.
 
 import { decideDueVisits } from "../availability/due-visits";
+import { zoneTable } from "../db/local-times";
+import { cancelPlanInOneTrip } from "../db/plan-cancel";
 import { cancelPlan, createPlan, getPlan, listPlans, planView, planWithFutureVisits } from "../db/plans";
 import { boundCaller, callerMismatch } from "../http/caller";
 import { decodeCursor, encodeCursor } from "../http/cursor";
@@ -175,6 +177,23 @@ export const planOperations = [
     handler: async (c, { params, body: { reason, cancelVisits } }) => {
       const { db, org, idempotencyKey, actor } = c.var;
       const caller = boundCaller(c);
+      // First in one round trip; a plan the batch cannot cancel alone is read, then cancelled.
+      const start = Date.now();
+      const offsets = zoneTable(org.schedule, start, 0);
+      const first = await cancelPlanInOneTrip(db, {
+        orgId: org.id,
+        id: params.id,
+        caller,
+        reason,
+        cancelVisits,
+        now: start,
+        offsets,
+        idempotencyKey,
+        actor,
+      });
+      if (first.written) return writtenResponse(c, first.written);
+      if (!first.current) throw notFound();
+      if (first.current.status === "cancelled") return c.json(planView(first.current), 200);
       for (let attempt = 1; attempt <= CHANGE_ATTEMPTS; attempt++) {
         const now = Date.now();
         const { plan: seen, visits } = await planWithFutureVisits(db, org.id, params.id, now, caller);

@@ -242,8 +242,15 @@ describe("POST /api/v1/plans/{id}/cancel", () => {
       ["cancelled", "Moved away"],
       ["cancelled", "Moved away"],
     ]);
-    const types = (await eventsOf(t)).map((e) => e.type);
-    expect(types.slice(-3).sort()).toEqual(["incident.cancelled", "incident.cancelled", "plan.cancelled"]);
+    const recent = (await eventsOf(t)).slice(-3) as unknown as { id: string; type: string; data: { id: string } }[];
+    // The plan's event first, then its visits' by start; each event's data is what a read shows now.
+    expect(recent.map((e) => e.type)).toEqual(["plan.cancelled", "incident.cancelled", "incident.cancelled"]);
+    expect(recent[0]!.data).toEqual(res.body);
+    for (const [i, event] of recent.slice(1).entries()) {
+      expect(event.data.id).toBe(visits[i]!.id);
+      expect(event.data).toEqual((await call(t, `/api/v1/incidents/${event.data.id}`)).body);
+    }
+    expect(new Set(recent.map((e) => e.id)).size).toBe(3);
     const again = await cancelPlanCall(t, created.id, { reason: "Again" });
     expect([again.status, again.body]).toEqual([200, res.body]);
     // Weeks later the cron books nothing for it.

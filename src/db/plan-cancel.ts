@@ -1,0 +1,237 @@
+// Cancel-plan in one round trip: the batch cancels the plan as it is, then
+// its visits not started, then records the plan's event and one
+// incident.cancelled event per visit, their JSON built in SQL from the rows
+// as cancelled (src/db/incident-changes.ts, incidentJson). The plan is
+// cancelled only when its visits can all be written so: no more than
+// MAX_VISITS of them, each inside the zone's table; else nothing is written,
+// and the batch answers the plan as it is for the route to decide as before
+// (src/routes/plans.ts).
+import { and, eq, gt, ne, type SQL, sql } from "drizzle-orm";
+import { events, incidents, plans } from "../../drizzle/schema";
+import { MINUTE, toIso } from "../lib/datetime";
+import { newId } from "../lib/ids";
+import { type Db, param, prepared, preparedWith } from "./client";
+import { type Actor, subscribedTo, subscribers } from "./events";
+import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
+import { incidentJson } from "./incident-changes";
+import { ofCaller } from "./incidents";
+import { isoSql } from "./local-times";
+import { isScheduled } from "./occupancy";
+import type { PlanRow } from "./plans";
+
+/** The most visits a plan cancelled in one trip may have to come (event ids are made before the batch). */
+const MAX_VISITS = 20;
+
+export interface OneTripPlanCancel {
+  orgId: string;
+  id: string;
+  caller?: string;
+  reason: string | null;
+  cancelVisits: boolean;
+  now: number;
+  offsets: { json: string; until: number };
+  idempotencyKey?: IdempotencyKey;
+  actor: Actor;
+}
+
+const column = (table: string) => (name: string) => sql.raw(`"${table}"."${name}"`);
+
+/** planView in SQL, of the plans row of the statement. */
+const planJson = (): SQL => {
+  const c = column("plans");
+  return sql`json_object('id', ${c("id")}, 'status', ${c("status")}, 'every', json_object('count', ${c("every_count")}, 'unit', ${c("every_unit")}),
+    'visits', ${c("visits")}, 'serviceId', ${c("service_id")}, 'postalCode', ${c("postal_code")}, 'clientName', ${c("client_name")},
+    'insectName', ${c("insect_name")}, 'phone', ${c("phone")}, 'accountId', ${c("account_id")}, 'notes', ${c("notes")},
+    'technicianId', ${c("technician_id")}, 'localTime', ${c("local_time")}, 'firstVisitDate', ${c("first_visit_date")},
+    'nextDueDate', ${c("next_due_date")}, 'visitsMade', ${c("visits_made")}, 'createdAt', ${isoSql(c("created_at"))},
+    'updatedAt', ${isoSql(c("updated_at"))}, 'cancelledAt', ${isoSql(c("cancelled_at"))}, 'cancelReason', ${c("cancel_reason")})`;
+};
+
+const eventJson = (type: string, id: SQL, data: SQL) =>
+  sql`json_object('id', ${id}, 'type', '${sql.raw(type)}', 'timestamp', ${param("timestamp")}, 'actor', json(${param("actor")}), 'data', ${data})`;
+const enqueued = (type: string) =>
+  sql`CASE WHEN EXISTS (SELECT 1 FROM "webhook_endpoints" WHERE ${subscribedTo(param("org"), sql.raw(`'${type}'`))}) THEN NULL ELSE ${param("now")} END`;
+
+/** The plan as this batch cancelled it. */
+const cancelledNow = and(
+  eq(plans.orgId, param("org")),
+  eq(plans.id, param("id")),
+  eq(plans.status, "cancelled"),
+  eq(plans.updatedAt, param("now")),
+  eq(plans.cancelledAt, param("now")),
+)!;
+const planCancelledNow = sql`EXISTS (SELECT 1 FROM ${plans} WHERE ${cancelledNow})`;
+
+/** Its visits not started, scheduled (before the change). */
+const toCome = and(
+  eq(incidents.orgId, param("org")),
+  eq(incidents.planId, param("id")),
+  gt(incidents.startsAt, param("now")),
+  isScheduled,
+)!;
+
+/** The statements, with or without the visits, with or without a caller bound: built once each. */
+function templateOf(cancelVisits: boolean, bound: boolean) {
+  const fits = sql`(SELECT count(*) FROM ${incidents} WHERE ${toCome}) <= ${MAX_VISITS}
+    AND NOT EXISTS (SELECT 1 FROM ${incidents} WHERE ${toCome} AND (${incidents.endsAt} >= ${param("until")}
+      OR ${incidents.startsAt} + ${incidents.arrivalWindowMinutes} * ${sql.raw(String(MINUTE))} >= ${param("until")}))`;
+  const plan = prepared((db) =>
+    db
+      .update(plans)
+      .set({
+        status: "cancelled",
+        nextDueDate: null,
+        decideAt: null,
+        cancelledAt: param("now") as unknown as number,
+        cancelReason: param("reason") as unknown as string,
+        updatedAt: param("now") as unknown as number,
+      })
+      .where(
+        and(
+          eq(plans.orgId, param("org")),
+          eq(plans.id, param("id")),
+          ne(plans.status, "cancelled"),
+          bound ? ofCaller(db, param("org"), param("caller"), plans) : undefined,
+          cancelVisits ? fits : undefined,
+        ),
+      ),
+  );
+  const visits = prepared((db) =>
+    db
+      .update(incidents)
+      .set({
+        status: "cancelled",
+        cancelledAt: param("now") as unknown as number,
+        cancelReason: param("reason") as unknown as string,
+        updatedAt: param("now") as unknown as number,
+      })
+      .where(and(toCome, planCancelledNow)),
+  );
+  const planEvent = prepared((db) =>
+    db.insert(events).select(
+      sql`SELECT NULL, ${param("event")}, ${param("org")}, 'plan.cancelled', ${param("now")},
+          ${eventJson("plan.cancelled", param("event") as unknown as SQL, planJson())}, ${enqueued("plan.cancelled")}
+          FROM ${plans} WHERE ${cancelledNow}`,
+    ),
+  );
+  // One event per visit, in the order of their starts, each id the next of the ids made for them.
+  const cancelledVisits = sql`SELECT *, row_number() OVER (ORDER BY "starts_at", "id") - 1 AS k FROM ${incidents}
+    WHERE ${and(
+      eq(incidents.orgId, param("org")),
+      eq(incidents.planId, param("id")),
+      eq(incidents.status, "cancelled"),
+      eq(incidents.updatedAt, param("now")),
+      eq(incidents.cancelledAt, param("now")),
+      planCancelledNow,
+    )}`;
+  const visitId = sql`json_extract(${param("visitEvents")}, '$[' || "visit"."k" || ']')`;
+  const visitEvents = prepared((db) =>
+    db.insert(events).select(
+      sql`SELECT NULL, ${visitId}, ${param("org")}, 'incident.cancelled', ${param("now")},
+          ${eventJson("incident.cancelled", visitId, incidentJson(column("visit"), param("offsets") as unknown as SQL))},
+          ${enqueued("incident.cancelled")}
+          FROM (${cancelledVisits}) AS "visit" ORDER BY "visit"."k"`,
+    ),
+  );
+  return { plan, visits, planEvent, visitEvents };
+}
+
+const templates = new Map<string, ReturnType<typeof templateOf>>();
+
+const ANSWER = sql<string>`json_extract(${events.body}, '$.data')`;
+const answerRead = prepared((db) =>
+  db
+    .select({ body: ANSWER })
+    .from(events)
+    .where(eq(events.id, param("event"))),
+);
+
+/** The plan as it is, when the cancel did not apply (for a bound call, only the caller's). */
+const currentRead = preparedWith((db, has) =>
+  db
+    .select()
+    .from(plans)
+    .where(
+      and(
+        eq(plans.orgId, param("org")),
+        eq(plans.id, param("id")),
+        sql`NOT EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${param("event")})`,
+        has("caller") ? ofCaller(db, param("org"), param("caller"), plans) : undefined,
+      ),
+    ),
+);
+
+/**
+ * Cancels the plan (and, with cancelVisits, its visits not started) in one
+ * batch: `written` when it applied; else the plan as it now is (undefined:
+ * none, or not the caller's).
+ */
+export async function cancelPlanInOneTrip(
+  db: Db,
+  request: OneTripPlanCancel,
+): Promise<{ written: Written } | { written?: undefined; current: PlanRow | undefined }> {
+  const { orgId, id, caller, reason, cancelVisits, now, offsets, idempotencyKey, actor } = request;
+  const key = `${cancelVisits} ${caller !== undefined}`;
+  let template = templates.get(key);
+  if (!template) {
+    template = templateOf(cancelVisits, caller !== undefined);
+    templates.set(key, template);
+  }
+  const event = newId("evt", now);
+  const visitEventIds = cancelVisits ? Array.from({ length: MAX_VISITS }, () => newId("evt", now)) : [];
+  const values = {
+    org: orgId,
+    id,
+    caller,
+    reason,
+    now,
+    timestamp: toIso(now),
+    actor: JSON.stringify(actor),
+    event,
+    visitEvents: JSON.stringify(visitEventIds),
+    offsets: offsets.json,
+    until: offsets.until,
+  };
+  const answer = idempotencyKey
+    ? recordWithWrite(db, {
+        idempotencyKey,
+        table: plans,
+        id,
+        body: sql`(SELECT ${ANSWER} FROM ${events} WHERE ${events.id} = ${event})`,
+        state: sql`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${event})`,
+      })
+    : answerRead(db, values);
+  const statements = [
+    template.plan(db, values),
+    ...(cancelVisits ? [template.visits(db, values)] : []),
+    template.planEvent(db, values),
+    subscribers(db, { orgId, type: "plan.cancelled" }),
+    ...(cancelVisits ? [template.visitEvents(db, values), subscribers(db, { orgId, type: "incident.cancelled" })] : []),
+    answer,
+    currentRead(db, { org: orgId, id, event, caller }),
+  ] as const;
+  const results = (await writeBatch(db, idempotencyKey, statements as never)) as unknown[];
+  const [planEvent, planEndpoints] = results.slice(cancelVisits ? 2 : 1) as [D1Result, { id: string }[]];
+  const [visitEvents, visitEndpoints] = cancelVisits
+    ? (results.slice(4, 6) as [D1Result, { id: string }[]])
+    : [undefined, []];
+  const [answered, current] = results.slice(-2) as [{ body: string | null }[], PlanRow[]];
+  if (planEvent.meta.changes !== 1) return { current: current[0] };
+  let body = answered[0]?.body;
+  // Applied but not recorded: the key's claim was an earlier batch's, and had lapsed (src/db/write.ts).
+  if (body == null) body = ((await db.batch([answerRead(db, values)]))[0] as { body: string }[])[0]?.body;
+  const recorded = (eventId: string, endpoints: { id: string }[]) => ({
+    orgId,
+    id: eventId,
+    createdAt: now,
+    endpoints: endpoints.map((e) => e.id),
+  });
+  return {
+    written: {
+      body: body ?? "",
+      recorded: idempotencyKey !== undefined && answered[0]?.body != null,
+      event: recorded(event, planEndpoints),
+      alsoEvents: visitEventIds.slice(0, visitEvents?.meta.changes ?? 0).map((e) => recorded(e, visitEndpoints)),
+    },
+  };
+}
