@@ -44,10 +44,6 @@ export interface Operation<B extends Schema = Schema, Q extends Schema = Schema,
   description: string;
   /** The JSON body of a POST (every POST has one, if only `{}`): the body reader and validation come with it. */
   body?: B;
-  /** A real request body (a POST) for the document; GET parameters carry theirs in their schemas. */
-  example?: Record<string, unknown>;
-  /** A real 200 body for the document (a test checks it against `response`). */
-  responseExample: Record<string, unknown>;
   query?: Q;
   params?: P;
   response: Lazy;

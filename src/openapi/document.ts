@@ -6,10 +6,9 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponse
 import { KEY_ROLES } from "../../drizzle/schema";
 import { EVERY_OPERATION, PROBLEMS, type ProblemCode, type ProblemEntry, WITH_BODY } from "../http/errors";
 import { mayCall, type Operation } from "../http/operation";
-import { slotUnavailable } from "../schemas/ai-agent";
-import { health, problem } from "../schemas/common";
-import { incidentNotChangeable } from "../schemas/incidents";
 import { renderDocsPage } from "./docs-page";
+import { examplesOf } from "./examples";
+import { health, incidentNotChangeable, problem, slotUnavailable } from "./problems";
 
 const problemContent = (schema: z.ZodType = problem()) => ({ "application/problem+json": { schema } });
 
@@ -73,7 +72,7 @@ function responses(op: Operation): ZodOpenApiResponsesObject {
           .meta({ description: "Present when this response replays an earlier one" }),
         "X-D1-Bookmark": bookmark.optional().meta({ description: BOOKMARK_OUT }),
       }),
-      content: { "application/json": { schema: op.response(), example: op.responseExample } },
+      content: { "application/json": { schema: op.response(), example: examplesOf(op.operationId).responseExample } },
     },
     ...problemResponses(op),
   };
@@ -115,7 +114,12 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
       }),
     },
     ...(op.body
-      ? { requestBody: { required: true, content: { "application/json": { schema: op.body(), example: op.example } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: op.body(), example: examplesOf(op.operationId).example } },
+          },
+        }
       : {}),
     responses: responses(op),
   };

@@ -2,7 +2,7 @@ import { getAccount } from "../db/accounts";
 import { defineOperation } from "../http/operation";
 import { ApiError } from "../http/problem";
 import { once } from "../lib/once";
-import { ACCOUNT_EXAMPLE, account } from "../schemas/accounts";
+import { account } from "../schemas/accounts";
 import { idParam } from "../schemas/common";
 
 const accountIdParam = once(() => idParam("The account's id", "acct_demo0000000000000000000001"));
@@ -21,7 +21,6 @@ export const accountOperations = [
       "One account of your organisation. An unknown id, a malformed id and another organisation's id all answer 404 account_not_found.",
     params: accountIdParam,
     response: account,
-    responseExample: ACCOUNT_EXAMPLE,
     errors: ["account_not_found"],
     handler: async (c, { params }) => {
       // Unknown, malformed and other orgs' ids all read as "no such account".

@@ -16,7 +16,6 @@ import { writtenResponse } from "../http/written";
 import { toIso } from "../lib/datetime";
 import { type Reason, slotView } from "../scheduling/slots";
 import { assessVisit, onDutyFor, placesCounter } from "../scheduling/visits";
-import { ACCOUNT_EXAMPLE } from "../schemas/accounts";
 import {
   availableAppointments,
   availableAppointmentsBody,
@@ -27,7 +26,7 @@ import {
   findCallerBody,
 } from "../schemas/ai-agent";
 import { heldSlot, holdSlotBody, releasedHold, releaseHoldBody } from "../schemas/holds";
-import { bookedIncident, INCIDENT_EXAMPLE } from "../schemas/incidents";
+import { bookedIncident } from "../schemas/incidents";
 
 export const aiAgentOperations = [
   defineOperation({
@@ -42,22 +41,7 @@ export const aiAgentOperations = [
     description:
       "The first `limit` (default 10) bookable slots starting at or after `dateTime` (earlier values are lifted to now + minimum notice), ascending, within the booking horizon, for the visit's service (`serviceId`, else the one whose keyword is `insectName`, else the default) at `postalCode`. An empty list is a valid answer.",
     body: availableAppointmentsBody,
-    example: { dateTime: "2026-11-24T08:00:00-05:00", limit: 3 },
     response: availableAppointments,
-    responseExample: {
-      timeZone: "America/New_York",
-      slots: [
-        {
-          start: "2026-11-24T13:00:00.000Z",
-          end: "2026-11-24T14:00:00.000Z",
-          localStart: "2026-11-24T08:00:00-05:00",
-          localEnd: "2026-11-24T09:00:00-05:00",
-          remaining: 1,
-          serviceId: null,
-          arrivalWindow: null,
-        },
-      ],
-    },
     handler: async (c, { body: { dateTime, limit, ...visit } }) => {
       const { db, org } = c.var;
       const { timeZone } = org.schedule;
@@ -78,33 +62,7 @@ export const aiAgentOperations = [
     description:
       "Answers for exactly the slot that starts at `dateTime`: `available`, the `reason` when not (in_the_past, beyond_horizon, closed, not_a_slot_start, out_of_service_area, no_qualified_technician, too_soon, fully_booked — the first that applies), the slot itself, and up to 3 bookable alternatives after it.",
     body: bookingCheckBody,
-    example: { dateTime: "2026-11-24T13:00:00Z" },
     response: bookingCheck,
-    responseExample: {
-      dateTime: "2026-11-24T13:00:00.000Z",
-      available: true,
-      reason: null,
-      slot: {
-        start: "2026-11-24T13:00:00.000Z",
-        end: "2026-11-24T14:00:00.000Z",
-        localStart: "2026-11-24T08:00:00-05:00",
-        localEnd: "2026-11-24T09:00:00-05:00",
-        remaining: 1,
-        serviceId: null,
-        arrivalWindow: null,
-      },
-      alternatives: [
-        {
-          start: "2026-11-24T14:00:00.000Z",
-          end: "2026-11-24T15:00:00.000Z",
-          localStart: "2026-11-24T09:00:00-05:00",
-          localEnd: "2026-11-24T10:00:00-05:00",
-          remaining: 1,
-          serviceId: null,
-          arrivalWindow: null,
-        },
-      ],
-    },
     handler: async (c, { body: { dateTime, ...visit } }) => {
       const { db, org } = c.var;
       const { timeZone } = org.schedule;
@@ -148,15 +106,7 @@ export const aiAgentOperations = [
     description:
       "Logs a pest or service incident and books the visit that starts at `dateTime`, atomically: never beyond capacity, and with technicians, assigned to an eligible technician free for the whole visit (never two overlapping visits for one technician). If the slot cannot be booked nothing is stored and the answer is 409 `slot_unavailable` with `reason` and `alternatives`. `clientName` is linked to the account of that name (case-insensitive) when exactly one exists.",
     body: createIncidentBody,
-    example: {
-      dateTime: "2026-11-24T13:00:00Z",
-      clientName: "Jane Homeowner",
-      insectName: "termites",
-      phone: "(917) 555-0199",
-      notes: "Side gate code 4412; droppings in the garage",
-    },
     response: bookedIncident,
-    responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
     errors: ["slot_unavailable"],
     handler: (c, { body }) => bookOrRefuse(c, body, (request) => bookSlot(c.var.db, request)),
   }),
@@ -172,22 +122,7 @@ export const aiAgentOperations = [
     description:
       "Keeps the place of the visit that starts at `dateTime` for `holdMinutes` (1–15, default 5): until it expires, is released or is used by create-incident's `holdId`, it is counted by every availability answer, booking and reschedule, and the booking that names it cannot lose it. In technician mode the technician is chosen (and held) as a booking would be. If the start is not bookable: 409 `slot_unavailable` with `reason` and `alternatives`. At most 100 live holds per organisation (409 `hold_limit_reached`).",
     body: holdSlotBody,
-    example: { dateTime: "2026-11-24T13:00:00Z", insectName: "termites", postalCode: "11201" },
     response: heldSlot,
-    responseExample: {
-      holdId: "hold_01m81r170vt72z173z69cgy8ce",
-      expiresAt: "2026-11-23T14:05:00.000Z",
-      slot: {
-        start: "2026-11-24T13:00:00.000Z",
-        end: "2026-11-24T14:00:00.000Z",
-        localStart: "2026-11-24T08:00:00-05:00",
-        localEnd: "2026-11-24T09:00:00-05:00",
-        remaining: 0,
-        serviceId: null,
-        arrivalWindow: null,
-      },
-      technicianId: null,
-    },
     errors: ["slot_unavailable", "hold_limit_reached"],
     handler: async (c, { body: { dateTime, holdMinutes, ...visit } }) => {
       const { db, org, idempotencyKey } = c.var;
@@ -218,9 +153,7 @@ export const aiAgentOperations = [
     description:
       "Gives a held place back (the caller chose another time, or hung up). Releasing a hold that has expired, been released or been used is also 200 and frees nothing a booking took, so retries are safe.",
     body: releaseHoldBody,
-    example: { holdId: "hold_01m81r170vt72z173z69cgy8ce" },
     response: releasedHold,
-    responseExample: { holdId: "hold_01m81r170vt72z173z69cgy8ce", released: true },
     handler: async (c, { body: { holdId } }) => {
       const { db, org, idempotencyKey } = c.var;
       const released = await releaseHold(db, { org, id: holdId, now: Date.now(), idempotencyKey });
@@ -240,15 +173,7 @@ export const aiAgentOperations = [
     description:
       "For the first second of an inbound call: the contacts and accounts whose mobile or business phone is this number (and the accounts of those contacts), newest first, and the caller's upcoming scheduled incidents (by phone or by one of those accounts), soonest first, and their active plans, newest first; at most 10 of each. An unknown caller is empty lists, not 404.",
     body: findCallerBody,
-    example: { phone: "+1 917 555 0199" },
     response: caller,
-    responseExample: {
-      phone: "+19175550199",
-      contacts: [],
-      accounts: [ACCOUNT_EXAMPLE],
-      upcomingIncidents: [INCIDENT_EXAMPLE],
-      plans: [],
-    },
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { body }) => {
       const { db, org } = c.var;

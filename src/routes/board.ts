@@ -6,7 +6,7 @@ import { defineOperation } from "../http/operation";
 import { boardRows } from "../scheduling/board";
 import { timesView } from "../scheduling/slots";
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
-import { BOARD_EXAMPLE, board, boardQuery } from "../schemas/board";
+import { board, boardQuery } from "../schemas/board";
 
 export const boardOperations = [
   defineOperation({
@@ -22,7 +22,6 @@ export const boardOperations = [
       "One local date of the organisation (`date`, default its today): a row per active technician, by name, with their hours that day (`duty`), their visits (every incident of that date but cancelled ones, by start) and live holds; then a row without a technician for visits no active technician has. With no technician (crew mode), one row with the opening hours. The page at /board draws it.",
     query: boardQuery,
     response: board,
-    responseExample: BOARD_EXAMPLE,
     handler: async (c, { query }) => {
       const { db, org } = c.var;
       const { schedule } = org;

@@ -4,7 +4,7 @@ import { defineOperation } from "../http/operation";
 import { validationFailed } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
-import { CONTACT_EXAMPLE, contact, contactPage, createContactBody, listContactsQuery } from "../schemas/contacts";
+import { contact, contactPage, createContactBody, listContactsQuery } from "../schemas/contacts";
 
 export const contactOperations = [
   defineOperation({
@@ -19,14 +19,7 @@ export const contactOperations = [
     description:
       "Stores a contact. At least one of firstName, lastName, email, mobilePhone, businessPhone is required; `accountId`, when given, must be an account of your organisation.",
     body: createContactBody,
-    example: {
-      firstName: "Jane",
-      lastName: "Homeowner",
-      email: "jane@example.com",
-      accountId: "acct_demo0000000000000000000003",
-    },
     response: contact,
-    responseExample: CONTACT_EXAMPLE,
     handler: async (c, { body }) => {
       const { db, orgId, org, idempotencyKey, actor } = c.var;
       const written = await createContact(db, {
@@ -56,11 +49,6 @@ export const contactOperations = [
       "Contacts oldest first by (createdAt, id), read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: accountId, email (case-insensitive exact), phone (mobilePhone or businessPhone is this number, any spelling), updatedSince (inclusive).",
     query: listContactsQuery,
     response: contactPage,
-    responseExample: {
-      data: [CONTACT_EXAMPLE],
-      hasMore: true,
-      nextCursor: "eyJ0IjoxNzk1NDU0MjQ1MTIzLCJpIjoiY3RfMDFtODFxbjV6M2tyZWJ6NHBzeTRjMjY0ZTgifQ.ypeBEsobvcr6wjGzmiPcTQ",
-    },
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
       const { db, orgId, org } = c.var;

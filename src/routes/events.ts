@@ -4,7 +4,6 @@ import { listEvents } from "../db/events";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { defineOperation } from "../http/operation";
 import { eventPage, listEventsQuery } from "../schemas/events";
-import { INCIDENT_EXAMPLE } from "../schemas/incidents";
 
 /** The position before the first event (seq 0); cursors carry an id, which the events list does not use. */
 const START = { at: 0, id: "evt_00000000000000000000000000" };
@@ -23,25 +22,6 @@ export const eventOperations = [
       "Every change (lead.created, contact.created, incident.created, incident.rescheduled, incident.cancelled), oldest first in commit order, kept 30 days. `nextCursor` is never null: at the end it points after the last event, so poll again later with it and no event is ever missed. Filter: type. The same events are pushed as signed webhooks to the endpoints the admin CLI adds.",
     query: listEventsQuery,
     response: eventPage,
-    responseExample: {
-      data: [
-        {
-          id: "evt_01m81r170vt72z173z69cgy8cf",
-          type: "incident.created",
-          timestamp: "2026-11-23T15:04:05.123Z",
-          actor: {
-            keyId: "key_01m81r170vt72z173z69cgy8cg",
-            role: "agent",
-            channel: "vapi",
-            callId: "3f1c2a9e-7b4d-4c41-9a0e-5d2b8f6e1a07",
-            callerPhone: "+19175550199",
-          },
-          data: INCIDENT_EXAMPLE,
-        },
-      ],
-      hasMore: false,
-      nextCursor: "eyJ0IjoxMjMsImkiOiJldnRfMDFtODFyMTcwdnQ3MnoxNzN6NjljZ3k4Y2YifQ.PiPoFgA5WUoziU9lZOGxNA",
-    },
     handler: async (c, { query }) => {
       const { limit, cursor, type } = query;
       const { db, orgId, org } = c.var;

@@ -32,7 +32,6 @@ import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
 import {
   cancelIncidentBody,
   closeIncidentBody,
-  INCIDENT_EXAMPLE,
   incident,
   incidentIdParam,
   incidentPage,
@@ -116,7 +115,6 @@ export const incidentOperations = [
       "One incident (a booked appointment) of your organisation, with its status. An unknown id, a malformed id and another organisation's id all answer 404 incident_not_found.",
     params: incidentIdParam,
     response: incident,
-    responseExample: INCIDENT_EXAMPLE,
     errors: ["incident_not_found", "caller_unknown"],
     handler: async (c, { params }) => {
       const { db, org } = c.var;
@@ -139,11 +137,6 @@ export const incidentOperations = [
     query: listIncidentsQuery,
     response: incidentPage,
     errors: ["caller_mismatch", "caller_unknown"],
-    responseExample: {
-      data: [INCIDENT_EXAMPLE],
-      hasMore: false,
-      nextCursor: null,
-    },
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
       const { db, org } = c.var;
@@ -187,15 +180,7 @@ export const incidentOperations = [
       "The incident becomes `cancelled` and its place is free at once. Cancelling a cancelled incident is 200 with it unchanged (safe to retry); a closed incident is 409 incident_not_changeable (reason closed), and an appointment that has already started too (reason in_the_past).",
     params: incidentIdParam,
     body: cancelIncidentBody,
-    example: { reason: "Customer sold the house" },
     response: incident,
-    responseExample: {
-      ...INCIDENT_EXAMPLE,
-      status: "cancelled",
-      updatedAt: "2026-11-23T16:30:00.000Z",
-      cancelledAt: "2026-11-23T16:30:00.000Z",
-      cancelReason: "Customer sold the house",
-    },
     errors: ["incident_not_found", "incident_not_changeable", "caller_unknown"],
     handler: (c, { params, body }) =>
       changeLoop(
@@ -225,19 +210,7 @@ export const incidentOperations = [
       "Moves the appointment to the slot that starts at `dateTime`; the id stays. The new slot must be bookable (as create-incident), the incident's own booking not counted; if not, nothing changes and the answer is 409 slot_unavailable with reason and alternatives. The slot it already holds is 200 unchanged. A cancelled, closed or started incident is 409 incident_not_changeable (reason cancelled, closed or in_the_past).",
     params: incidentIdParam,
     body: rescheduleIncidentBody,
-    example: { dateTime: "2026-11-25T15:00:00Z" },
     response: incident,
-    responseExample: {
-      ...INCIDENT_EXAMPLE,
-      dateTime: "2026-11-25T15:00:00.000Z",
-      appointment: {
-        start: "2026-11-25T15:00:00.000Z",
-        end: "2026-11-25T16:00:00.000Z",
-        localStart: "2026-11-25T10:00:00-05:00",
-        localEnd: "2026-11-25T11:00:00-05:00",
-      },
-      updatedAt: "2026-11-23T16:30:00.000Z",
-    },
     errors: ["incident_not_found", "incident_not_changeable", "slot_unavailable", "caller_unknown"],
     handler: (c, { params, body: { dateTime } }) => {
       const { db, org } = c.var;
@@ -291,15 +264,7 @@ export const incidentOperations = [
       "The office closes the day: the visit was done (`completed`) or nobody was there (`no_show`), with an optional `note`. Only a scheduled incident whose appointment has started can be closed; else 409 incident_not_changeable with reason cancelled, not_started or closed (checked in that order). Closing again with the same outcome is 200 unchanged (a new note is ignored); another outcome is 409 (reason closed). A closed visit keeps occupying its span as booked.",
     params: incidentIdParam,
     body: closeIncidentBody,
-    example: { outcome: "completed", note: "Treated the garage and the side gate" },
     response: incident,
-    responseExample: {
-      ...INCIDENT_EXAMPLE,
-      status: "completed",
-      updatedAt: "2026-11-24T14:05:00.000Z",
-      closedAt: "2026-11-24T14:05:00.000Z",
-      outcomeNote: "Treated the garage and the side gate",
-    },
     errors: ["incident_not_found", "incident_not_changeable"],
     handler: (c, { params, body: { outcome, note } }) =>
       changeLoop(

@@ -14,13 +14,11 @@ import { defineOperation } from "../http/operation";
 import { ApiError } from "../http/problem";
 import { e164OrFail } from "../http/validate";
 import { writtenResponse } from "../http/written";
-import { INCIDENT_EXAMPLE } from "../schemas/incidents";
 import {
   cancelPlanBody,
   createdPlan,
   createPlanBody,
   listPlansQuery,
-  PLAN_EXAMPLE,
   plan,
   planIdParam,
   planPage,
@@ -46,23 +44,7 @@ export const planOperations = [
     description:
       "Takes everything create-incident takes (the first visit's `dateTime`, `clientName`, `insectName`, …, `holdId`) plus `every` (`count` 1–12 of `week` or `month`) and optional `visits` (2–52 in all; absent: until cancelled). The first visit is booked exactly as create-incident books it (409 slot_unavailable, holds, holdExpired), in the same batch as the plan: both or neither. Each next visit is due on the first visit's local date plus k × every, at its local time, and is booked by the service itself once it is within 14 days (the same technician when free, else the nearest bookable start within 3 days), or reported as plan.visit_unplaced.",
     body: createPlanBody,
-    example: {
-      dateTime: "2026-11-24T13:00:00Z",
-      clientName: "Jane Homeowner",
-      insectName: "termites",
-      phone: "(917) 555-0199",
-      notes: "Side gate code 4412; droppings in the garage",
-      every: { count: 3, unit: "month" },
-    },
     response: createdPlan,
-    responseExample: {
-      plan: PLAN_EXAMPLE,
-      incident: {
-        ...INCIDENT_EXAMPLE,
-        planId: PLAN_EXAMPLE.id,
-        appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 },
-      },
-    },
     errors: ["slot_unavailable"],
     handler: async (c, { body: { every, visits, ...visit } }) => {
       const { db } = c.var;
@@ -103,7 +85,6 @@ export const planOperations = [
       "One plan of your organisation: how often, how many visits, the technician and local time its visits keep, the visits decided so far and the next one's due date. An unknown or another organisation's id is 404 plan_not_found.",
     params: planIdParam,
     response: plan,
-    responseExample: PLAN_EXAMPLE,
     errors: ["plan_not_found", "caller_unknown"],
     handler: async (c, { params }) => {
       const { db, org } = c.var;
@@ -125,7 +106,6 @@ export const planOperations = [
       "Plans newest first, read by keyset: pass `nextCursor` as `cursor` for the next page (null on the last). Filters: status, phone (any spelling), accountId.",
     query: listPlansQuery,
     response: planPage,
-    responseExample: { data: [PLAN_EXAMPLE], hasMore: false, nextCursor: null },
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
@@ -163,16 +143,7 @@ export const planOperations = [
       "The plan becomes `cancelled` and books nothing more; with `cancelVisits` (the default) its scheduled visits that have not started are cancelled too, in the same change, each with its incident.cancelled event. Cancelling a cancelled plan is 200 unchanged; a completed plan can be cancelled.",
     params: planIdParam,
     body: cancelPlanBody,
-    example: { reason: "Moved away" },
     response: plan,
-    responseExample: {
-      ...PLAN_EXAMPLE,
-      status: "cancelled",
-      nextDueDate: null,
-      updatedAt: "2026-11-23T16:30:00.000Z",
-      cancelledAt: "2026-11-23T16:30:00.000Z",
-      cancelReason: "Moved away",
-    },
     errors: ["plan_not_found", "caller_unknown"],
     handler: async (c, { params, body: { reason, cancelVisits } }) => {
       const { db, org, idempotencyKey, actor } = c.var;

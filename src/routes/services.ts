@@ -1,7 +1,7 @@
 // Services (docs/api.md, "Services and technicians"): what an agent may book.
 import { serviceView } from "../db/catalogue";
 import { defineOperation } from "../http/operation";
-import { SERVICE_EXAMPLE, serviceList } from "../schemas/services";
+import { serviceList } from "../schemas/services";
 
 export const serviceOperations = [
   defineOperation({
@@ -16,7 +16,6 @@ export const serviceOperations = [
     description:
       "The organisation's active services (job types), ordered by name: how long each visit takes, its arrival window, and the keywords that map what a caller says to it. Pass a service's id as `serviceId` to the ai-agent operations; without one, `insectName` picks the service by keyword, else the default service applies.",
     response: serviceList,
-    responseExample: { services: [SERVICE_EXAMPLE] },
     handler: (c) =>
       c.json(
         {

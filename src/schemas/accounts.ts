@@ -42,21 +42,3 @@ export const account = once(() =>
 );
 
 export type Account = z.output<ReturnType<typeof account>>;
-
-export const ACCOUNT_EXAMPLE: Account = {
-  id: "acct_demo0000000000000000000001",
-  name: "Acme Apartments",
-  accountType: 1,
-  email: "office@acme-apartments.example",
-  mobilePhone: null,
-  businessPhone: "+1 212 555 0100",
-  buildingLocation: null,
-  street1: "12 Elm Street",
-  street2: null,
-  city: "New York",
-  postalCode: "10001",
-  state: "NY",
-  country: "US",
-  createdAt: "2026-11-23T15:04:05.123Z",
-  updatedAt: "2026-11-23T15:04:05.123Z",
-};

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { once } from "../lib/once";
 import { account } from "./accounts";
-import { callersPhone, dateTime, isoOut, LIMITS, optionalText, problem, requiredText } from "./common";
+import { callersPhone, dateTime, isoOut, LIMITS, optionalText, requiredText } from "./common";
 import { contact } from "./contacts";
 import { holdIdField } from "./holds";
 import { incident } from "./incidents";
@@ -86,14 +86,4 @@ export const caller = once(() =>
       plans: z.array(plan()).meta({ description: "The caller's active plans, newest first, at most 10" }),
     })
     .meta({ id: "Caller" }),
-);
-
-export const slotUnavailable = once(() =>
-  problem()
-    .extend({
-      reason: reason(),
-      alternatives: z.array(slot()),
-      holdExpired: z.literal(true).optional().meta({ description: "Present when the holdId sent had lapsed" }),
-    })
-    .meta({ id: "SlotUnavailableProblem" }),
 );

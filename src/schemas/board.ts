@@ -3,7 +3,7 @@
 import * as z from "zod";
 import { once } from "../lib/once";
 import { isoOut, textOut } from "./common";
-import { INCIDENT_EXAMPLE, incident } from "./incidents";
+import { incident } from "./incidents";
 import { appointment } from "./slots";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -74,30 +74,3 @@ export const board = once(() =>
 );
 
 export type BoardOut = z.output<ReturnType<typeof board>>;
-
-export const BOARD_EXAMPLE: BoardOut = {
-  date: "2026-11-24",
-  timeZone: "America/New_York",
-  rows: [
-    {
-      technician: { id: "tech_demo0000000000000000000001", name: "Sam Ortiz" },
-      duty: [
-        {
-          start: "2026-11-24T13:00:00.000Z",
-          end: "2026-11-24T22:00:00.000Z",
-          localStart: "2026-11-24T08:00:00-05:00",
-          localEnd: "2026-11-24T17:00:00-05:00",
-        },
-      ],
-      visits: [{ ...INCIDENT_EXAMPLE, technicianId: "tech_demo0000000000000000000001" }],
-      holds: [
-        {
-          start: "2026-11-24T15:00:00.000Z",
-          end: "2026-11-24T16:00:00.000Z",
-          expiresAt: "2026-11-23T15:09:05.123Z",
-          serviceId: "svc_demo0000000000000000000001",
-        },
-      ],
-    },
-  ],
-};

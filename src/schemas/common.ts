@@ -3,7 +3,6 @@
 // an empty string or explicit null means "absent" and comes out as null.
 import * as z from "zod";
 import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
-import { once } from "../lib/once";
 
 // A lone surrogate or a NUL could not be read back as written (docs/api.md, "Conventions").
 const isCleanText = (value: string) => value.isWellFormed() && !value.includes("\0");
@@ -202,19 +201,3 @@ export const addressOut = () => ({
 /** A keyset page of `item`s. */
 export const pageOf = (item: z.ZodType, id: string) =>
   z.object({ data: z.array(item), hasMore: z.boolean(), nextCursor: z.string().nullable() }).meta({ id });
-
-export const problem = once(() =>
-  z
-    .object({
-      type: z.string().meta({ example: "/problems/validation_failed" }),
-      title: z.string(),
-      status: z.number().int(),
-      code: z.string().meta({ example: "validation_failed" }),
-      detail: z.string().optional(),
-      requestId: z.string(),
-      errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).optional(),
-    })
-    .meta({ id: "Problem", description: "RFC 9457 problem details" }),
-);
-
-export const health = once(() => z.object({ status: z.literal("ok") }).meta({ id: "Health" }));

@@ -85,22 +85,3 @@ export const contact = once(() =>
 export type Contact = z.output<ReturnType<typeof contact>>;
 
 export const contactPage = once(() => pageOf(contact(), "ContactPage"));
-
-export const CONTACT_EXAMPLE: Contact = {
-  id: "ct_01m81qn5z3krebz4psy4c264e8",
-  firstName: "Jane",
-  lastName: "Homeowner",
-  email: "jane@example.com",
-  mobilePhone: null,
-  businessPhone: null,
-  accountId: "acct_demo0000000000000000000003",
-  buildingLocation: null,
-  street1: null,
-  street2: null,
-  city: null,
-  postalCode: null,
-  state: null,
-  country: null,
-  createdAt: "2026-11-23T15:04:05.123Z",
-  updatedAt: "2026-11-23T15:04:05.123Z",
-};

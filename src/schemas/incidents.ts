@@ -9,7 +9,6 @@ import {
   LIMITS,
   optionalText,
   pageOf,
-  problem,
   queryDateTime,
   queryInteger,
   queryText,
@@ -110,37 +109,3 @@ export const bookedIncident = once(() =>
 );
 
 export const incidentPage = once(() => pageOf(incident(), "IncidentPage"));
-
-export const incidentNotChangeable = once(() =>
-  problem()
-    .extend({ reason: z.enum(["cancelled", "in_the_past", "not_started", "closed"]) })
-    .meta({ id: "IncidentNotChangeableProblem" }),
-);
-
-export const INCIDENT_EXAMPLE: Incident = {
-  id: "inc_01m81r170vt72z173z69cgy8ce",
-  status: "scheduled",
-  dateTime: "2026-11-24T13:00:00.000Z",
-  clientName: "Jane Homeowner",
-  insectName: "termites",
-  accountId: "acct_demo0000000000000000000003",
-  phone: "+19175550199",
-  notes: "Side gate code 4412; droppings in the garage",
-  serviceId: null,
-  technicianId: null,
-  postalCode: null,
-  appointment: {
-    start: "2026-11-24T13:00:00.000Z",
-    end: "2026-11-24T14:00:00.000Z",
-    localStart: "2026-11-24T08:00:00-05:00",
-    localEnd: "2026-11-24T09:00:00-05:00",
-  },
-  arrivalWindow: null,
-  createdAt: "2026-11-23T15:04:05.123Z",
-  updatedAt: "2026-11-23T15:04:05.123Z",
-  cancelledAt: null,
-  cancelReason: null,
-  closedAt: null,
-  outcomeNote: null,
-  planId: null,
-};

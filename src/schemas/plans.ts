@@ -5,7 +5,7 @@ import { PLAN_STATUSES, PLAN_UNITS } from "../../drizzle/schema";
 import { once } from "../lib/once";
 import { createIncidentBody } from "./ai-agent";
 import { cursorParam, idParam, isoOut, LIMITS, optionalText, pageOf, queryInteger, queryText, textOut } from "./common";
-import { bookedIncident, INCIDENT_EXAMPLE } from "./incidents";
+import { bookedIncident } from "./incidents";
 
 export const planIdParam = once(() => idParam("The plan's id", "plan_01m81r170vt72z173z69cgy8ce"));
 
@@ -107,26 +107,3 @@ export const createdPlan = once(() =>
 );
 
 export const planPage = once(() => pageOf(plan(), "PlanPage"));
-
-export const PLAN_EXAMPLE: PlanOut = {
-  id: "plan_01m81r170vt72z173z69cgy8ce",
-  status: "active",
-  every: { count: 3, unit: "month" },
-  visits: null,
-  serviceId: null,
-  postalCode: null,
-  clientName: INCIDENT_EXAMPLE.clientName,
-  insectName: INCIDENT_EXAMPLE.insectName,
-  phone: INCIDENT_EXAMPLE.phone,
-  accountId: INCIDENT_EXAMPLE.accountId,
-  notes: INCIDENT_EXAMPLE.notes,
-  technicianId: null,
-  localTime: "08:00",
-  firstVisitDate: "2026-11-24",
-  nextDueDate: "2027-02-24",
-  visitsMade: 1,
-  createdAt: INCIDENT_EXAMPLE.createdAt,
-  updatedAt: INCIDENT_EXAMPLE.createdAt,
-  cancelledAt: null,
-  cancelReason: null,
-};

@@ -32,18 +32,6 @@ export type ServiceOut = z.output<ReturnType<typeof service>>;
 
 export const serviceList = once(() => z.object({ services: z.array(service()) }).meta({ id: "ServiceList" }));
 
-export const SERVICE_EXAMPLE: ServiceOut = {
-  id: "svc_demo0000000000000000000003",
-  name: "Termite treatment",
-  durationMinutes: 180,
-  bufferMinutes: 30,
-  arrivalWindowMinutes: 120,
-  skills: ["termite-license"],
-  keywords: ["termites", "white ants"],
-  default: false,
-  active: true,
-};
-
 /** The members that choose a visit's service and place (availability and booking). */
 export const visitFields = () => ({
   serviceId: optionalText(64).meta({

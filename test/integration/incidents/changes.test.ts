@@ -5,9 +5,8 @@
 // changes.
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../../src/db/api-keys";
-import { slotUnavailable } from "../../../src/schemas/ai-agent";
-import { problem } from "../../../src/schemas/common";
-import { incident, incidentNotChangeable } from "../../../src/schemas/incidents";
+import { incidentNotChangeable, problem, slotUnavailable } from "../../../src/openapi/problems";
+import { incident } from "../../../src/schemas/incidents";
 import { bookIncident } from "../../support/incidents";
 import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";

@@ -6,7 +6,8 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { orgs } from "../../../drizzle/schema";
-import { incident, incidentNotChangeable } from "../../../src/schemas/incidents";
+import { incidentNotChangeable } from "../../../src/openapi/problems";
+import { incident } from "../../../src/schemas/incidents";
 import { expectProblem } from "../../support/problem";
 import { call } from "../../support/request";
 import { strict } from "../../support/strict";

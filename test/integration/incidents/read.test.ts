@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { incidents } from "../../../drizzle/schema";
 import { newId } from "../../../src/lib/ids";
-import { problem } from "../../../src/schemas/common";
+import { problem } from "../../../src/openapi/problems";
 import { incident, incidentPage } from "../../../src/schemas/incidents";
 import { expectProblem } from "../../support/problem";
 import { strict } from "../../support/strict";

@@ -22,6 +22,7 @@ import {
   PLATFORMS,
   toolDefinitions,
 } from "../../../src/integrations/definitions";
+import { examplesOf } from "../../../src/openapi/examples";
 import { OPERATIONS } from "../../../src/routes";
 
 const target = { origin: "https://api.example.com", orgId: "org_01m81r170vt72z173z69cgy8ce", role: "agent" as const };
@@ -170,7 +171,10 @@ describe("tool definitions, checked against the platforms' SDKs", () => {
         expect(Object.keys(params.properties), `${platform} ${name}`).toEqual(Object.keys(input.properties ?? {}));
         expect(params.required, `${platform} ${name}`).toEqual(input.required ?? []);
         const validate = ajv.compile(params);
-        const sample = { ...(op.params ? { id: "inc_01m81r170vt72z173z69cgy8ce" } : {}), ...op.example };
+        const sample = {
+          ...(op.params ? { id: "inc_01m81r170vt72z173z69cgy8ce" } : {}),
+          ...examplesOf(op.operationId).example,
+        };
         expect(validate(sample), `${platform} ${name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
         // And it can refuse: a required member missing.
         if (params.required.length > 0) expect(validate({}), `${platform} ${name}`).toBe(false);

@@ -1,11 +1,11 @@
 // The served document and docs page, and real responses checked against the
 // documented response schemas (strictly: an undocumented field fails).
 import { beforeAll, describe, expect, it } from "vitest";
+import { health, incidentNotChangeable, problem, slotUnavailable } from "../../../src/openapi/problems";
 import { account } from "../../../src/schemas/accounts";
-import { availableAppointments, bookingCheck, caller, slotUnavailable } from "../../../src/schemas/ai-agent";
-import { health, problem } from "../../../src/schemas/common";
+import { availableAppointments, bookingCheck, caller } from "../../../src/schemas/ai-agent";
 import { contact, contactPage } from "../../../src/schemas/contacts";
-import { bookedIncident, incident, incidentNotChangeable, incidentPage } from "../../../src/schemas/incidents";
+import { bookedIncident, incident, incidentPage } from "../../../src/schemas/incidents";
 import { lead } from "../../../src/schemas/leads";
 import { bookIncident } from "../../support/incidents";
 import { call } from "../../support/request";
