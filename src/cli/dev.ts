@@ -23,12 +23,15 @@ step(["tsx", "src/cli/main.ts", "demo", "seed", "--local"]);
 console.log(
   `The demo's dispatch board: http://127.0.0.1:8787/board?date=${dateString(demoDate(Date.now()))} (${DEMO.orgId}, ${DEMO.apiKey})`,
 );
-const server = spawn("npx", ["wrangler", "dev", "--ip", "127.0.0.1", "--port", "8787", ...process.argv.slice(2)], {
-  stdio: "inherit",
-  env,
-});
+// The minute's Cron Trigger, run through wrangler's /__scheduled route (--test-scheduled): its
+// /cdn-cgi/handler/scheduled answers an exception when the Worker has static assets (workers-sdk#9882).
+const server = spawn(
+  "npx",
+  ["wrangler", "dev", "--ip", "127.0.0.1", "--port", "8787", "--test-scheduled", ...process.argv.slice(2)],
+  { stdio: "inherit", env },
+);
 const tick = setInterval(() => {
-  fetch("http://127.0.0.1:8787/cdn-cgi/handler/scheduled?cron=*+*+*+*+*").catch(() => {});
+  fetch("http://127.0.0.1:8787/__scheduled?cron=*+*+*+*+*").catch(() => {});
 }, 60_000);
 server.on("exit", (code) => {
   clearInterval(tick);

@@ -197,8 +197,10 @@ describe(`the real RATE_LIMITER binding (${LIMIT} requests a minute per org)`, (
     expect(derived).toHaveLength(original.length);
     const differing = original.map((line, i) => [line, derived[i]!] as const).filter(([a, b]) => a !== b);
     const keys = differing.map(([a]) => a.split("=")[0]!.trim());
-    // Besides the limit, only paths differ, made absolute: main, migrations and the [alias] files.
-    expect(new Set(keys.filter((key) => !key.startsWith('"')))).toEqual(new Set(["main", "migrations_dir", "simple"]));
+    // Besides the limit, only paths differ, made absolute: main, migrations, the assets and the [alias] files.
+    expect(new Set(keys.filter((key) => !key.startsWith('"')))).toEqual(
+      new Set(["main", "migrations_dir", "directory", "simple"]),
+    );
     for (const [, line] of differing.filter(([a]) => a.trim().startsWith('"'))) expect(line).toMatch(/= "\/.+\.ts"$/);
     expect(keys.filter((key) => key === "main" || key === "simple")).toHaveLength(2);
     expect(differing.find(([a]) => a.trim().startsWith("simple"))?.[1]).toMatch(

@@ -51,7 +51,7 @@ const schedule = (closedDates: string[] = []) =>
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fs-e2e-plans-"));
   await applyMigrations(stateDir);
-  server = await DevServer.start(stateDir, await freePort());
+  server = await DevServer.start(stateDir, await freePort(), ["--test-scheduled"]); // /__scheduled runs the Cron Trigger (src/cli/dev.ts says why)
   crew = await createOrg("Plans crew");
   technicians = await createOrg("Plans technicians");
   closed = await createOrg("Plans closed");
@@ -176,7 +176,7 @@ describe("plans over wrangler dev", () => {
         .join("; "),
     );
     const fires = await Promise.all(
-      Array.from({ length: 5 }, () => fetch(`${server!.baseUrl}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*`)),
+      Array.from({ length: 5 }, () => fetch(`${server!.baseUrl}/__scheduled?cron=*+*+*+*+*`)),
     );
     for (const fire of fires) {
       await fire.arrayBuffer();

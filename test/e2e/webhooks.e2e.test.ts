@@ -202,7 +202,7 @@ beforeAll(async () => {
   // Migrations, the server, then the orgs and endpoints (two CLI chains): a
   // workerd starting beside another process's write can die of SQLITE_BUSY.
   await applyMigrations(dir);
-  const dev = await DevServer.start(dir, await freePort());
+  const dev = await DevServer.start(dir, await freePort(), ["--test-scheduled"]); // /__scheduled runs the Cron Trigger (src/cli/dev.ts says why)
   server = dev;
   const volumeOrg = createOrg("Webhooks volume");
   const provisionVolume = async () => {
@@ -554,7 +554,7 @@ describe("operations", () => {
     expect(queued).toEqual({ eventId: event.id, queued: 1 });
     // wrangler dev runs no cron by itself: nothing is sent until the sweep.
     expect(receiver!.of(replay.path, event.id)).toHaveLength(1);
-    const trigger = await fetch(`${server!.baseUrl}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*`);
+    const trigger = await fetch(`${server!.baseUrl}/__scheduled?cron=*+*+*+*+*`);
     await trigger.arrayBuffer();
     expect(trigger.status).toBe(200);
     const again = await until("the replayed request", () => receiver!.of(replay.path, event.id)[1], 15_000);
