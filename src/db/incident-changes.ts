@@ -7,7 +7,7 @@
 // for the route to decide as before (src/routes/incidents.ts, changeLoop).
 import { type AnyColumn, and, eq, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { type EventType, events, incidents } from "../../drizzle/schema";
+import { type EventType, events, incidents, type plans } from "../../drizzle/schema";
 import { MINUTE, toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared, preparedWith } from "./client";
@@ -278,7 +278,7 @@ const templates = keptPer((_key: string, kind: OneTripChange["kind"], mode: Mode
   templateOf(kind, mode, bound),
 );
 
-/** The answer: the event's data, once the change applied. */
+/** The answer of a change in one trip: its event's data, once the change applied. */
 const ANSWER = sql<string>`json_extract(${events.body}, '$.data')`;
 const answerRead = prepared((db) =>
   db
@@ -287,19 +287,43 @@ const answerRead = prepared((db) =>
     .where(eq(events.id, param("event"))),
 );
 
-/** The incident as it is, when the change did not apply (for a bound call, only the caller's). */
-const currentRead = preparedWith((db, has) =>
-  db
-    .select()
-    .from(incidents)
-    .where(
-      and(
-        eq(incidents.orgId, param("org")),
-        eq(incidents.id, param("id")),
-        sql`NOT EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${param("event")})`,
-        has("caller") ? ofCaller(db, param("org"), param("caller")) : undefined,
+/** The statement that answers a change in one trip: with an Idempotency-Key, the record of its answer (only if it applied). */
+export function answerStatement(
+  db: Db,
+  {
+    idempotencyKey,
+    table,
+    id,
+    event,
+  }: { idempotencyKey?: IdempotencyKey; table: typeof incidents | typeof plans; id: string; event: string },
+) {
+  if (!idempotencyKey) return answerRead(db, { event });
+  const applied = sql`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${event})`;
+  const body = sql`(SELECT ${ANSWER} FROM ${events} WHERE ${events.id} = ${event})`;
+  return recordWithWrite(db, { idempotencyKey, table, id, body, state: applied });
+}
+
+/** The answer as the batch gave it: else (the key's claim was an earlier batch's, and had lapsed: src/db/write.ts) read after. */
+export async function answerOf(db: Db, answered: { body: string | null }[], event: string): Promise<string> {
+  const body = answered[0]?.body ?? ((await db.batch([answerRead(db, { event })]))[0] as { body: string }[])[0]?.body;
+  return body ?? "";
+}
+
+/** The row as it is, when the change did not apply (for a bound call, only the caller's): one statement per table. */
+export const currentRead = keptPer((_name: string, table: typeof incidents | typeof plans) =>
+  preparedWith((db, has) =>
+    db
+      .select()
+      .from(table as typeof incidents)
+      .where(
+        and(
+          eq(table.orgId, param("org")),
+          eq(table.id, param("id")),
+          sql`NOT EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${param("event")})`,
+          has("caller") ? ofCaller(db, param("org"), param("caller"), table) : undefined,
+        ),
       ),
-    ),
+  ),
 );
 
 /**
@@ -341,29 +365,19 @@ export async function changeInOneTrip(
     status: change.kind === "close" ? change.outcome : null,
     text: change.kind === "cancel" ? change.reason : change.kind === "close" ? change.note : null,
   };
-  const answer = idempotencyKey
-    ? recordWithWrite(db, {
-        idempotencyKey,
-        table: incidents,
-        id,
-        body: sql`(SELECT ${ANSWER} FROM ${events} WHERE ${events.id} = ${bound.event})`,
-        state: sql`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${bound.event})`,
-      })
-    : answerRead(db, bound);
+  const answer = answerStatement(db, { idempotencyKey, table: incidents, id, event: bound.event as string });
   const [inserted, , endpoints, answered, current] = (await writeBatch(db, idempotencyKey, [
     event(db, bound),
     update(db, bound),
     subscribers(db, { orgId: org.id, type }),
     answer,
-    currentRead(db, { org: org.id, id, event: bound.event, caller }),
+    currentRead("incidents", incidents)(db, { org: org.id, id, event: bound.event, caller }),
   ])) as [D1Result, unknown, { id: string }[], { body: string | null }[], IncidentRow[]];
   if (inserted.meta.changes !== 1) return { current: current[0] };
-  let body = answered[0]?.body;
-  // Applied but not recorded: the key's claim was an earlier batch's, and had lapsed (src/db/write.ts).
-  if (body == null) body = ((await db.batch([answerRead(db, bound)]))[0] as { body: string }[])[0]?.body;
+  const body = await answerOf(db, answered, bound.event as string);
   return {
     written: {
-      body: body ?? "",
+      body,
       recorded: idempotencyKey !== undefined && answered[0]?.body != null,
       event: { orgId: org.id, id: bound.event as string, createdAt: now, endpoints: endpoints.map((e) => e.id) },
     },

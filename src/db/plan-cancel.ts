@@ -10,10 +10,10 @@ import { and, eq, gt, ne, type SQL, sql } from "drizzle-orm";
 import { events, incidents, plans } from "../../drizzle/schema";
 import { MINUTE, toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { type Db, param, prepared, preparedWith } from "./client";
+import { type Db, keptPer, param, prepared } from "./client";
 import { type Actor, subscribedTo, subscribers } from "./events";
-import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
-import { incidentJson } from "./incident-changes";
+import { type IdempotencyKey, type Written, writeBatch } from "./idempotency";
+import { answerOf, answerStatement, currentRead, incidentJson } from "./incident-changes";
 import { ofCaller } from "./incidents";
 import { isoSql } from "./local-times";
 import { isScheduled } from "./occupancy";
@@ -136,30 +136,8 @@ function templateOf(cancelVisits: boolean, bound: boolean) {
   return { plan, visits, planEvent, visitEvents };
 }
 
-const templates = new Map<string, ReturnType<typeof templateOf>>();
-
-const ANSWER = sql<string>`json_extract(${events.body}, '$.data')`;
-const answerRead = prepared((db) =>
-  db
-    .select({ body: ANSWER })
-    .from(events)
-    .where(eq(events.id, param("event"))),
-);
-
-/** The plan as it is, when the cancel did not apply (for a bound call, only the caller's). */
-const currentRead = preparedWith((db, has) =>
-  db
-    .select()
-    .from(plans)
-    .where(
-      and(
-        eq(plans.orgId, param("org")),
-        eq(plans.id, param("id")),
-        sql`NOT EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${param("event")})`,
-        has("caller") ? ofCaller(db, param("org"), param("caller"), plans) : undefined,
-      ),
-    ),
-);
+/** The templates, with and without the visits and a caller bound, each made on its first cancel. */
+const templates = keptPer((_key: string, cancelVisits: boolean, bound: boolean) => templateOf(cancelVisits, bound));
 
 /**
  * Cancels the plan (and, with cancelVisits, its visits not started) in one
@@ -171,12 +149,8 @@ export async function cancelPlanInOneTrip(
   request: OneTripPlanCancel,
 ): Promise<{ written: Written } | { written?: undefined; current: PlanRow | undefined }> {
   const { orgId, id, caller, reason, cancelVisits, now, offsets, idempotencyKey, actor } = request;
-  const key = `${cancelVisits} ${caller !== undefined}`;
-  let template = templates.get(key);
-  if (!template) {
-    template = templateOf(cancelVisits, caller !== undefined);
-    templates.set(key, template);
-  }
+  const bound = caller !== undefined;
+  const template = templates(`${cancelVisits} ${bound}`, cancelVisits, bound);
   const event = newId("evt", now);
   const visitEventIds = cancelVisits ? Array.from({ length: MAX_VISITS }, () => newId("evt", now)) : [];
   const values = {
@@ -192,15 +166,7 @@ export async function cancelPlanInOneTrip(
     offsets: offsets.json,
     until: offsets.until,
   };
-  const answer = idempotencyKey
-    ? recordWithWrite(db, {
-        idempotencyKey,
-        table: plans,
-        id,
-        body: sql`(SELECT ${ANSWER} FROM ${events} WHERE ${events.id} = ${event})`,
-        state: sql`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${event})`,
-      })
-    : answerRead(db, values);
+  const answer = answerStatement(db, { idempotencyKey, table: plans, id, event });
   const statements = [
     template.plan(db, values),
     ...(cancelVisits ? [template.visits(db, values)] : []),
@@ -208,7 +174,7 @@ export async function cancelPlanInOneTrip(
     subscribers(db, { orgId, type: "plan.cancelled" }),
     ...(cancelVisits ? [template.visitEvents(db, values), subscribers(db, { orgId, type: "incident.cancelled" })] : []),
     answer,
-    currentRead(db, { org: orgId, id, event, caller }),
+    currentRead("plans", plans)(db, { org: orgId, id, event, caller }),
   ] as const;
   const results = (await writeBatch(db, idempotencyKey, statements as never)) as unknown[];
   const [planEvent, planEndpoints] = results.slice(cancelVisits ? 2 : 1) as [D1Result, { id: string }[]];
@@ -217,9 +183,7 @@ export async function cancelPlanInOneTrip(
     : [undefined, []];
   const [answered, current] = results.slice(-2) as [{ body: string | null }[], PlanRow[]];
   if (planEvent.meta.changes !== 1) return { current: current[0] };
-  let body = answered[0]?.body;
-  // Applied but not recorded: the key's claim was an earlier batch's, and had lapsed (src/db/write.ts).
-  if (body == null) body = ((await db.batch([answerRead(db, values)]))[0] as { body: string }[])[0]?.body;
+  const body = await answerOf(db, answered, event);
   const recorded = (eventId: string, endpoints: { id: string }[]) => ({
     orgId,
     id: eventId,
@@ -228,7 +192,7 @@ export async function cancelPlanInOneTrip(
   });
   return {
     written: {
-      body: body ?? "",
+      body,
       recorded: idempotencyKey !== undefined && answered[0]?.body != null,
       event: recorded(event, planEndpoints),
       alsoEvents: visitEventIds.slice(0, visitEvents?.meta.changes ?? 0).map((e) => recorded(e, visitEndpoints)),
