@@ -18,12 +18,6 @@ export interface Bindings {
   WEBHOOK_SECRET_KEY?: string;
   /** "true" in `.dev.vars` only: the published development key is accepted. */
   LOCAL_DEVELOPMENT?: string;
-  /**
-   * Not a binding: set by a tool transport (src/http/tools.ts) on the request
-   * one tool call runs as, with where that call came from. A client cannot
-   * set it, as it could a header.
-   */
-  TOOL_CALL?: CallOrigin;
 }
 
 /** Where a request or tool call came from (docs/api.md, "The caller of a call"). */
