@@ -110,24 +110,53 @@ const folders = new Map<string, Promise<Folder>>();
 const folderKey = (stateDir: string, config?: string) =>
   `${path.resolve(stateDir)}\0${config === undefined ? "" : path.resolve(ROOT, config)}`;
 
+/** How long a folder's local proxy may take to start before it is started again. */
+const FOLDER_START_MS = 60_000;
+
+/**
+ * `start`'s proxy, started again (once) when it has not started within
+ * FOLDER_START_MS: now and then a file's set-up has hung until its 180 s
+ * hook timeout, and a second try costs less than a failed file. The first
+ * is disposed of if it ever starts.
+ */
+async function startedWithin(start: () => Promise<Folder>, stateDir: string): Promise<Folder> {
+  for (let attempt = 1; ; attempt++) {
+    const starting = start();
+    const folder = await Promise.race([starting, sleep(FOLDER_START_MS, undefined, { ref: false })]);
+    if (folder) return folder;
+    starting.then(
+      (late) => late.dispose(),
+      () => undefined,
+    );
+    if (attempt === 2)
+      throw new Error(`${stateDir}: the local platform proxy did not start in ${FOLDER_START_MS} ms, twice`);
+  }
+}
+
 /** The folder's proxy: the CLI's own connection for the project's config, else the same proxy for `config`. */
 function openFolder(stateDir: string, config?: string): Promise<Folder> {
   const key = folderKey(stateDir, config);
   let folder = folders.get(key);
   if (!folder) {
-    folder = modules().then(async ({ connect, getPlatformProxy }) => {
-      if (config === undefined) return connect({ remote: false, persistTo: stateDir });
-      process.env.WRANGLER_LOG ??= "warn";
-      const proxy = await getPlatformProxy<{ DB: D1Database; WEBHOOK_SECRET_KEY?: string; LOCAL_DEVELOPMENT?: string }>(
-        {
-          configPath: path.resolve(ROOT, config),
-          remoteBindings: false,
-          persist: { path: path.join(path.resolve(stateDir), "v3") },
-        },
-      );
-      const { DB, WEBHOOK_SECRET_KEY, LOCAL_DEVELOPMENT } = proxy.env;
-      return { d1: DB, keyEnv: { WEBHOOK_SECRET_KEY, LOCAL_DEVELOPMENT }, dispose: () => proxy.dispose() };
-    });
+    folder = startedWithin(
+      () =>
+        modules().then(async ({ connect, getPlatformProxy }) => {
+          if (config === undefined) return connect({ remote: false, persistTo: stateDir });
+          process.env.WRANGLER_LOG ??= "warn";
+          const proxy = await getPlatformProxy<{
+            DB: D1Database;
+            WEBHOOK_SECRET_KEY?: string;
+            LOCAL_DEVELOPMENT?: string;
+          }>({
+            configPath: path.resolve(ROOT, config),
+            remoteBindings: false,
+            persist: { path: path.join(path.resolve(stateDir), "v3") },
+          });
+          const { DB, WEBHOOK_SECRET_KEY, LOCAL_DEVELOPMENT } = proxy.env;
+          return { d1: DB, keyEnv: { WEBHOOK_SECRET_KEY, LOCAL_DEVELOPMENT }, dispose: () => proxy.dispose() };
+        }),
+      stateDir,
+    );
     folders.set(key, folder);
     const started = folder;
     // One that failed to start is started afresh by the next call.
