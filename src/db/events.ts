@@ -69,8 +69,12 @@ export interface EventRecord {
   values?: Record<string, unknown>;
 }
 
+/** Text of an event's SQL, and any value of it: as given, a placeholder, or SQL (a column of the statement's rows). */
+type Text = string | Placeholder | SQL;
+type Part = Text | number;
+
 /** Enabled endpoints of the org subscribed to `type`. */
-export const subscribedTo = (orgId: string | Placeholder | SQL, type: EventType | Placeholder | SQL) =>
+const subscribedTo = (orgId: Text, type: Text) =>
   and(
     eq(webhookEndpoints.orgId, orgId),
     eq(webhookEndpoints.status, "enabled"),
@@ -95,12 +99,21 @@ interface EventValues {
   state?: SQL;
 }
 
-/** The insert of an event (only if row `rowId` is in `state`) and the read of its subscribers' ids. */
-function eventStatements(db: Db, e: EventValues) {
-  const body = sql`json_object('id', ${e.id}, 'type', ${e.type}, 'timestamp', ${e.timestamp}, 'actor', json(${e.actor}), 'data', json(${e.data})${
+/**
+ * An event's body as the outbox keeps it and webhooks send it
+ * (docs/webhooks.md, "Events"), in SQL; `actor`, `data` and `previous` are JSON.
+ */
+export const eventBody = (e: { id: Text; type: Text; timestamp: Text; actor: Text; data: Text; previous?: Text }) =>
+  sql`json_object('id', ${e.id}, 'type', ${e.type}, 'timestamp', ${e.timestamp}, 'actor', json(${e.actor}), 'data', json(${e.data})${
     e.previous === undefined ? sql`` : sql`, 'previous', json(${e.previous})`
   })`;
-  const subscribed = sql`EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(e.orgId, e.type)})`;
+
+/** An event's enqueued_at, in SQL: NULL while an endpoint of the org is subscribed to it (the queue's to send), else `now`, nothing to send. */
+export const enqueuedAt = (orgId: Text, type: Text, now: Part) =>
+  sql`CASE WHEN EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(orgId, type)}) THEN NULL ELSE ${now} END`;
+
+/** The insert of an event (only if row `rowId` is in `state`) and the read of its subscribers' ids. */
+function eventStatements(db: Db, e: EventValues) {
   const changed = sql`EXISTS (SELECT 1 FROM ${e.table} WHERE ${and(eq(e.table.orgId, e.orgId), eq(e.table.id, e.rowId), e.state)})`;
   const insert = insertWhere(
     db,
@@ -111,9 +124,8 @@ function eventStatements(db: Db, e: EventValues) {
       orgId: e.orgId,
       type: e.type,
       createdAt: e.now,
-      body,
-      // Nothing to send: already as good as enqueued.
-      enqueuedAt: sql`CASE WHEN ${subscribed} THEN NULL ELSE ${e.now} END`,
+      body: eventBody(e),
+      enqueuedAt: enqueuedAt(e.orgId, e.type, e.now),
     },
     changed,
   );

@@ -12,7 +12,7 @@ import { MINUTE, toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared, preparedWith } from "./client";
 import { TEMPLATES as TEMPLATES_DB } from "./drizzle-internals";
-import { type Actor, subscribedTo, subscribers } from "./events";
+import { type Actor, enqueuedAt, eventBody, subscribers } from "./events";
 import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 import { type IncidentRow, ofCaller } from "./incidents";
 import { isoSql, timesSql } from "./local-times";
@@ -98,6 +98,8 @@ const values = sql.join(
 /** The incident as the batch reads it, before the change. */
 const m = alias(incidents, "m");
 const length = sql`(${m.endsAt} - ${m.startsAt})`;
+/** The span it occupies once moved to the new start: its own length and buffer. */
+const movedSpan = { start: p("start"), end: sql`${p("start")} + (${m.occupiedUntil} - ${m.startsAt})` };
 
 /**
  * Technician mode: the technician a move is assigned (assigneeOf), of the row
@@ -120,7 +122,7 @@ function moveAssignee(): SQL {
       date: p("date"),
       dayStart: param("dayStart"),
       dayEnd: param("dayEnd"),
-      span: { start: p("start"), end: sql`${p("start")} + (${m.occupiedUntil} - ${m.startsAt})` },
+      span: movedSpan,
     },
     m.technicianId as unknown as SQL,
   );
@@ -161,7 +163,7 @@ function changeOf(kind: OneTripChange["kind"], mode: Mode) {
         sql`(${m.serviceId} IS NOT NULL OR (${length} = ${p("slot")} AND ${m.occupiedUntil} = ${m.endsAt} AND ${m.arrivalWindowMinutes} = 0))`,
         covered(m.startsAt, m.endsAt, start, end, windowEnd(start)),
         mode === "crew"
-          ? crewFits({ ...census, fresh: true }, { start, end: sql`${start} + (${m.occupiedUntil} - ${m.startsAt})` })
+          ? crewFits({ ...census, fresh: true }, movedSpan)
           : // What normalisePostalCode does, in SQL, for the codes it is exact on.
             sql`(${m.postalCode} IS NULL OR ${m.postalCode} NOT GLOB '*[^A-Za-z0-9 -]*')`,
       )!,
@@ -241,13 +243,18 @@ function templateOf(kind: OneTripChange["kind"], mode: Mode, bound: boolean) {
     JOIN ${incidents} AS "m" ON ${m.orgId} = ${p("org")} AND ${m.id} = ${p("id")}
     WHERE ${and(when, bound ? ofCaller(TEMPLATES_DB, p("org") as never, p("caller") as never, m as unknown as typeof incidents) : undefined)}`;
   const data = viewOf();
-  const body = sql`json_object('id', ${r("p_event")}, 'type', ${r("p_type")}, 'timestamp', ${r("p_timestamp")},
-    'actor', json(${r("p_actor")}), 'data', ${data}${kind === "move" ? sql`, 'previous', ${previousOf()}` : sql``})`;
-  const subscribed = sql`EXISTS (SELECT 1 FROM ${sql.raw('"webhook_endpoints"')} WHERE ${subscribedTo(r("p_org"), r("p_type"))})`;
+  const body = eventBody({
+    id: r("p_event"),
+    type: r("p_type"),
+    timestamp: r("p_timestamp"),
+    actor: r("p_actor"),
+    data,
+    previous: kind === "move" ? previousOf() : undefined,
+  });
   const event = prepared((db) =>
     db.insert(events).select(
       sql`SELECT NULL, ${r("p_event")}, ${r("p_org")}, ${r("p_type")}, ${r("p_now")}, ${body},
-        CASE WHEN ${subscribed} THEN NULL ELSE ${r("p_now")} END
+        ${enqueuedAt(r("p_org"), r("p_type"), r("p_now"))}
         FROM (${row}) AS r${mode === "technicians" && kind === "move" ? sql` WHERE ${r("n_technicianId")} IS NOT NULL` : sql``}`,
     ),
   );

@@ -11,7 +11,7 @@ import { events, incidents, plans } from "../../drizzle/schema";
 import { MINUTE, toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared } from "./client";
-import { type Actor, subscribedTo, subscribers } from "./events";
+import { type Actor, enqueuedAt, eventBody, subscribers } from "./events";
 import { type IdempotencyKey, type Written, writeBatch } from "./idempotency";
 import { answerOf, answerStatement, currentRead, incidentJson } from "./incident-changes";
 import { ofCaller } from "./incidents";
@@ -47,10 +47,12 @@ const planJson = (): SQL => {
     'updatedAt', ${isoSql(c("updated_at"))}, 'cancelledAt', ${isoSql(c("cancelled_at"))}, 'cancelReason', ${c("cancel_reason")})`;
 };
 
-const eventJson = (type: string, id: SQL, data: SQL) =>
-  sql`json_object('id', ${id}, 'type', '${sql.raw(type)}', 'timestamp', ${param("timestamp")}, 'actor', json(${param("actor")}), 'data', ${data})`;
-const enqueued = (type: string) =>
-  sql`CASE WHEN EXISTS (SELECT 1 FROM "webhook_endpoints" WHERE ${subscribedTo(param("org"), sql.raw(`'${type}'`))}) THEN NULL ELSE ${param("now")} END`;
+/** An event of `type` with this id and data, recorded by this batch: its body, then its enqueued_at. */
+const eventOf = (type: string, id: SQL, data: SQL) => {
+  const literal = sql.raw(`'${type}'`);
+  const body = eventBody({ id, type: literal, timestamp: param("timestamp"), actor: param("actor"), data });
+  return sql`${body}, ${enqueuedAt(param("org"), literal, param("now"))}`;
+};
 
 /** The plan as this batch cancelled it. */
 const cancelledNow = and(
@@ -110,7 +112,7 @@ function templateOf(cancelVisits: boolean, bound: boolean) {
   const planEvent = prepared((db) =>
     db.insert(events).select(
       sql`SELECT NULL, ${param("event")}, ${param("org")}, 'plan.cancelled', ${param("now")},
-          ${eventJson("plan.cancelled", param("event") as unknown as SQL, planJson())}, ${enqueued("plan.cancelled")}
+          ${eventOf("plan.cancelled", param("event") as unknown as SQL, planJson())}
           FROM ${plans} WHERE ${cancelledNow}`,
     ),
   );
@@ -128,8 +130,7 @@ function templateOf(cancelVisits: boolean, bound: boolean) {
   const visitEvents = prepared((db) =>
     db.insert(events).select(
       sql`SELECT NULL, ${visitId}, ${param("org")}, 'incident.cancelled', ${param("now")},
-          ${eventJson("incident.cancelled", visitId, incidentJson(column("visit"), param("offsets") as unknown as SQL))},
-          ${enqueued("incident.cancelled")}
+          ${eventOf("incident.cancelled", visitId, incidentJson(column("visit"), param("offsets") as unknown as SQL))}
           FROM (${cancelledVisits}) AS "visit" ORDER BY "visit"."k"`,
     ),
   );
