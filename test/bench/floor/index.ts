@@ -22,11 +22,15 @@
 //   accounts, 10 at most each, answered as they come, and the log line.
 // - the booking floor (POST `/book`): the outbox floor with, in place of the
 //   lead, the visit a booking writes only while it fits (docs/api.md, "Book"):
-//   one INSERT … SELECT guarded by the count of scheduled visits overlapping
-//   its span, by the (org, start, …) index; and the technician booking floor
-//   (POST `/book?technicians=20`): the visit goes to the first of the given
-//   technicians with no visit overlapping it, each looked up by the (org,
-//   technician, start) index (docs/api.md, "Availability and booking");
+//   one INSERT … SELECT guarded by the count of scheduled visits and live
+//   holds overlapping its span (a hold takes a place as a visit does), by the
+//   (org, start, …) indexes, then the places left that the answer carries
+//   (`remaining`); and the technician booking floor (POST
+//   `/book?technicians=20`): the visit goes, by the assignment rule, to the
+//   given technician with no visit or live hold overlapping it and the fewest
+//   visits that day (ties by id), each looked up by the (org, technician,
+//   start) index, then the technicians still free (docs/api.md,
+//   "Availability and booking");
 // - the availability floor (POST `/availability`): the JSON body read, one
 //   read of a week's visits of the given technicians occupying it, and the log
 //   line (what find costs before the slot maths);
@@ -81,15 +85,29 @@ const technicianIds = (count: number) =>
 /** Scheduled visits of the org occupying some instant of [?5, ?6), all no longer than an hour (?8). */
 const OVERLAPPING =
   "org_id = ?2 AND status = 'scheduled' AND starts_at > ?5 - ?8 AND starts_at < ?6 AND occupied_until > ?5";
-/** The crew org's visit, only while fewer than ?9 visits occupy its span. */
+/** Live holds of the org occupying some instant of [?5, ?6) at ?7: a hold takes a place as a visit does. */
+const HELD =
+  "org_id = ?2 AND starts_at > ?5 - ?8 AND starts_at < ?6 AND occupied_until > ?5 AND expires_at > ?7 AND ended_at IS NULL";
+/** Visits and holds occupying the span: in crew mode it has room while fewer than ?9. */
+const OCCUPYING = `(SELECT count(*) FROM visits WHERE ${OVERLAPPING}) + (SELECT count(*) FROM holds WHERE ${HELD})`;
+/** The crew org's visit, only while fewer than ?9 visits and holds occupy its span. */
 const INSERT_CREW_VISIT = `INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at, occupied_until,
-  created_at, updated_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7
-  WHERE (SELECT count(*) FROM visits WHERE ${OVERLAPPING}) < ?9`;
-/** The technician org's visit, given to the first of the technicians ?9 (a JSON array) with none overlapping. */
+  created_at, updated_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7 WHERE ${OCCUPYING} < ?9`;
+/** Whether technician t.value has no visit and no live hold occupying the span. */
+const FREE = `NOT EXISTS (SELECT 1 FROM visits INDEXED BY visits_org_technician_starts
+  WHERE technician_id = t.value AND ${OVERLAPPING}) AND NOT EXISTS (SELECT 1 FROM holds WHERE technician_id = t.value AND ${HELD})`;
+/**
+ * The technician org's visit, given by the contract's assignment rule to the free technician of ?9 (a JSON
+ * array) with the fewest visits that day [?10, ?11), ties broken by id.
+ */
 const INSERT_TECHNICIAN_VISIT = `INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at,
   occupied_until, created_at, updated_at, technician_id) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7, t.value
-  FROM json_each(?9) AS t WHERE NOT EXISTS (SELECT 1 FROM visits INDEXED BY visits_org_technician_starts
-  WHERE technician_id = t.value AND ${OVERLAPPING}) LIMIT 1`;
+  FROM json_each(?9) AS t WHERE ${FREE}
+  ORDER BY (SELECT count(*) FROM visits INDEXED BY visits_org_technician_starts WHERE org_id = ?2
+    AND technician_id = t.value AND status = 'scheduled' AND starts_at >= ?10 AND starts_at < ?11), t.value LIMIT 1`;
+/** The places left once the visit is in (the answer's `remaining`): crews, or technicians still free. */
+const CREWS_LEFT = `SELECT ?9 - ${OCCUPYING} AS remaining`;
+const TECHNICIANS_LEFT = `SELECT count(*) AS remaining FROM json_each(?9) AS t WHERE ${FREE}`;
 /** Bookings so far: the next goes to the next hour (the floor's own times, not the API's). */
 let booked = 0;
 /** A capacity no run reaches, so that every request writes as a booking that fits does. */
@@ -106,7 +124,8 @@ export default {
       const slot = booked++ % 3650;
       const start = (Math.floor(started / DAY) + Math.floor(slot / 10) - 182) * DAY + (13 + (slot % 10)) * HOUR;
       const id = crypto.randomUUID();
-      const insert = env.DB.prepare(technicians ? INSERT_TECHNICIAN_VISIT : INSERT_CREW_VISIT).bind(
+      const day = Math.floor(start / DAY) * DAY;
+      const values = [
         id,
         technicians ? "org_fleet" : "org_floor",
         visit.clientName,
@@ -116,11 +135,20 @@ export default {
         started,
         HOUR,
         technicians ? technicianIds(technicians) : CAPACITY,
-      );
+        day,
+        day + DAY,
+      ];
       const data = { id, ...visit, startsAt: start, endsAt: start + HOUR };
-      await env.DB.batch([insert, ...eventOf(env, "incident.created", data, started)]);
+      const [, left] = await env.DB.batch<{ remaining: number }>([
+        // D1 binds exactly as many values as a statement's highest ?N.
+        technicians
+          ? env.DB.prepare(INSERT_TECHNICIAN_VISIT).bind(...values)
+          : env.DB.prepare(INSERT_CREW_VISIT).bind(...values.slice(0, 9)),
+        env.DB.prepare(technicians ? TECHNICIANS_LEFT : CREWS_LEFT).bind(...values.slice(0, 9)),
+        ...eventOf(env, "incident.created", data, started),
+      ]);
       logLine(request.method, pathname, started);
-      return Response.json(data);
+      return Response.json({ ...data, remaining: left!.results[0]!.remaining });
     }
     if (pathname === "/availability") {
       const { dateTime, technicians } = (await request.json()) as { dateTime: string; technicians: number };
