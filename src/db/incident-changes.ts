@@ -8,14 +8,14 @@
 import { type AnyColumn, and, eq, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { type EventType, events, incidents, type plans } from "../../drizzle/schema";
-import { MINUTE, toIso } from "../lib/datetime";
+import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared, preparedWith } from "./client";
 import { TEMPLATES as TEMPLATES_DB } from "./drizzle-internals";
 import { type Actor, enqueuedAt, eventBody, subscribers } from "./events";
 import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 import { type IncidentRow, ofCaller } from "./incidents";
-import { isoSql, timesSql } from "./local-times";
+import { isoSql, timesSql, windowEndSql } from "./local-times";
 import { assigneeOf, type Census, crewFits } from "./occupancy";
 import type { Org } from "./orgs";
 
@@ -138,7 +138,7 @@ type Mode = "crew" | "technicians";
 function changeOf(kind: OneTripChange["kind"], mode: Mode) {
   const covered = (...instants: (SQL | AnyColumn)[]) =>
     and(...instants.map((instant) => sql`${instant} >= ${p("from")} AND ${instant} < ${p("until")}`))!;
-  const windowEnd = (start: SQL | AnyColumn) => sql`${start} + ${m.arrivalWindowMinutes} * ${sql.raw(String(MINUTE))}`;
+  const windowEnd = (start: SQL | AnyColumn) => windowEndSql(start, m.arrivalWindowMinutes);
   if (kind === "move") {
     const start = p("start");
     const end = sql`${start} + ${length}`;
@@ -188,7 +188,7 @@ function changeOf(kind: OneTripChange["kind"], mode: Mode) {
  */
 export function incidentJson(column: (name: string) => SQL, offsets: SQL): SQL {
   const [start, end, minutes] = [column("starts_at"), column("ends_at"), column("arrival_window_minutes")];
-  const windowEnd = sql`${start} + ${minutes} * ${sql.raw(String(MINUTE))}`;
+  const windowEnd = windowEndSql(start, minutes);
   const window = sql`json(CASE WHEN ${minutes} > 0 THEN ${timesSql(start, windowEnd, offsets)} END)`;
   return sql`json_object('id', ${column("id")}, 'status', ${column("status")}, 'dateTime', ${isoSql(start)},
     'clientName', ${column("client_name")}, 'insectName', ${column("insect_name")}, 'accountId', ${column("account_id")},

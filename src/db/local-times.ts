@@ -3,8 +3,8 @@
 // batch can build, because only the batch has read the row (a change in one
 // round trip, src/db/incident-changes.ts). The zone comes as offsetsJson's
 // table; test/integration/db/local-times.test.ts holds both to the JavaScript.
-import { type SQL, sql } from "drizzle-orm";
-import { DAY } from "../lib/datetime";
+import { type AnyColumn, type SQL, sql } from "drizzle-orm";
+import { DAY, MINUTE } from "../lib/datetime";
 import type { Schedule } from "../scheduling/schedule";
 import { offsetsJson } from "../scheduling/zone";
 
@@ -24,6 +24,10 @@ export const localIsoSql = (expression: SQL, offsets: SQL): SQL => {
   return sql`(SELECT strftime('%Y-%m-%dT%H:%M:%S', (${instant} + json_extract(o.value, '$[1]')) / 1000, 'unixepoch') || json_extract(o.value, '$[2]')
     FROM json_each(${offsets}) AS o WHERE json_extract(o.value, '$[0]') <= ${instant} ORDER BY o.key DESC LIMIT 1)`;
 };
+
+/** The end of a visit's arrival window: its start plus its window's minutes (arrivalWindowView's end). */
+export const windowEndSql = (start: SQL | AnyColumn, minutes: SQL | AnyColumn): SQL =>
+  sql`${start} + ${minutes} * ${sql.raw(String(MINUTE))}`;
 
 /** timesView's object ({start, end, localStart, localEnd}) as JSON. */
 export const timesSql = (start: SQL, end: SQL, offsets: SQL): SQL =>

@@ -8,14 +8,14 @@
 // (src/routes/plans.ts).
 import { and, eq, gt, ne, type SQL, sql } from "drizzle-orm";
 import { events, incidents, plans } from "../../drizzle/schema";
-import { MINUTE, toIso } from "../lib/datetime";
+import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared } from "./client";
 import { type Actor, enqueuedAt, eventBody, subscribers } from "./events";
 import { type IdempotencyKey, type Written, writeBatch } from "./idempotency";
 import { answerOf, answerStatement, currentRead, incidentJson } from "./incident-changes";
 import { ofCaller } from "./incidents";
-import { isoSql } from "./local-times";
+import { isoSql, windowEndSql } from "./local-times";
 import { isScheduled } from "./occupancy";
 import type { PlanRow } from "./plans";
 
@@ -76,7 +76,7 @@ const toCome = and(
 function templateOf(cancelVisits: boolean, bound: boolean) {
   const fits = sql`(SELECT count(*) FROM ${incidents} WHERE ${toCome}) <= ${MAX_VISITS}
     AND NOT EXISTS (SELECT 1 FROM ${incidents} WHERE ${toCome} AND (${incidents.endsAt} >= ${param("until")}
-      OR ${incidents.startsAt} + ${incidents.arrivalWindowMinutes} * ${sql.raw(String(MINUTE))} >= ${param("until")}))`;
+      OR ${windowEndSql(incidents.startsAt, incidents.arrivalWindowMinutes)} >= ${param("until")}))`;
   const plan = prepared((db) =>
     db
       .update(plans)
