@@ -7,14 +7,14 @@
 // for the route to decide as before (src/routes/incidents.ts, changeLoop).
 import { type AnyColumn, and, eq, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { type EventType, events, incidents, type plans } from "../../drizzle/schema";
+import { events, incidents, type plans } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared, preparedWith } from "./client";
 import { TEMPLATES as TEMPLATES_DB } from "./drizzle-internals";
 import { type Actor, enqueuedAt, eventBody, subscribers } from "./events";
 import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
-import { type IncidentRow, ofCaller } from "./incidents";
+import { CHANGE_EVENTS, type IncidentRow, ofCaller } from "./incidents";
 import { isoSql, timesSql, windowEndSql } from "./local-times";
 import { assigneeOf, type Census, crewFits } from "./occupancy";
 import type { Org } from "./orgs";
@@ -54,13 +54,6 @@ export interface OneTripRequest {
   idempotencyKey?: IdempotencyKey;
   actor: Actor;
 }
-
-const TYPES = {
-  move: "incident.rescheduled",
-  cancel: "incident.cancelled",
-  completed: "incident.completed",
-  no_show: "incident.no_show",
-} as const satisfies Record<string, EventType>;
 
 /** The request's values, one column each of the derived table `p`: each placeholder is bound once. */
 const VALUES = [
@@ -346,7 +339,7 @@ export async function changeInOneTrip(
   const mode: Mode = change.kind === "move" && change.rules.duty !== null ? "technicians" : "crew";
   const callerBound = caller !== undefined;
   const { event, update } = templates(`${change.kind} ${mode} ${callerBound}`, change.kind, mode, callerBound);
-  const type = change.kind === "close" ? TYPES[change.outcome] : TYPES[change.kind];
+  const type = change.kind === "close" ? CHANGE_EVENTS[change.outcome] : CHANGE_EVENTS[change.kind];
   const rules = change.kind === "move" ? change.rules : undefined;
   const bound: Record<Value, unknown> = {
     org: org.id,

@@ -29,6 +29,14 @@ import { commitWrite } from "./write";
 
 export type IncidentRow = typeof incidents.$inferSelect;
 
+/** The event of each change of an incident: a move, a cancel, a close by its outcome. */
+export const CHANGE_EVENTS = {
+  move: "incident.rescheduled",
+  cancel: "incident.cancelled",
+  completed: "incident.completed",
+  no_show: "incident.no_show",
+} as const satisfies Record<string, EventType>;
+
 const HIDDEN = ["orgId", "occupiedUntil"] as const;
 /** The columns incidentView shows: what a read answered with it alone selects. */
 export const incidentColumns = columnsBut(incidents, ...HIDDEN);
@@ -358,7 +366,7 @@ export async function changeIncident(
     idempotencyKey,
     row: { table: incidents, id: seen.id, state },
     statements: { updated: update, current },
-    event: { type: move ? "incident.rescheduled" : (type ?? "incident.cancelled"), data: body, previous, actor },
+    event: { type: move ? CHANGE_EVENTS.move : (type ?? CHANGE_EVENTS.cancel), data: body, previous, actor },
     body,
   });
   return applied ? { written } : { current: results.current[0] };

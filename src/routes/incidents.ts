@@ -9,7 +9,14 @@ import type { EventType } from "../../drizzle/schema";
 import { alternativesAfter } from "../availability/scan";
 import { changeInOneTrip, type MoveRules, type OneTripChange } from "../db/incident-changes";
 import { listIncidents } from "../db/incident-list";
-import { changeIncident, getIncident, type IncidentRow, incidentView, type Placement } from "../db/incidents";
+import {
+  CHANGE_EVENTS,
+  changeIncident,
+  getIncident,
+  type IncidentRow,
+  incidentView,
+  type Placement,
+} from "../db/incidents";
 import { zoneTable } from "../db/local-times";
 import type { Org } from "../db/orgs";
 import type { AppEnv } from "../env";
@@ -277,7 +284,7 @@ export const incidentOperations = [
           if (isClosed(seen)) throw notChangeable("closed");
           return {
             changed: { ...seen, status: outcome, closedAt: now, outcomeNote: note, updatedAt: now },
-            type: outcome === "completed" ? "incident.completed" : "incident.no_show",
+            type: CHANGE_EVENTS[outcome],
           };
         },
         () => ({ change: { kind: "close", outcome, note }, back: CLOSE_BACK_DAYS }),
