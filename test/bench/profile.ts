@@ -144,6 +144,7 @@ const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, Profiled
   return {
     floor: { floor: true, path: "/logged?id=acct_floor" },
     "floor-write": { floor: true, path: "/write", body: lead },
+    "floor-outbox": { floor: true, path: "/write-event", body: lead },
     "floor-board": { floor: true, path: `/board?start=${dayStart(boardDate)}&end=${dayStart(boardDate + 1)}` },
     slots: {
       org: orgs?.empty,
