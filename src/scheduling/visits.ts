@@ -118,8 +118,10 @@ export function fleetFor(technicians: Technician[], skills: string[], postalCode
   return fleet;
 }
 
-/** Who may take a visit, or why none may, or crew mode (fleetFor). Shared: read it, never change it. */
-export type Fleet = { crew: true } | { crew: false; eligible: Technician[]; reason: FleetReason | null };
+/** Who may take a visit, or why none may, or crew mode (fleetFor). Shared between requests: read-only. */
+export type Fleet = Readonly<
+  { crew: true } | { crew: false; eligible: readonly Technician[]; reason: FleetReason | null }
+>;
 
 const FLEETS_KEPT = 100;
 const fleets = new WeakMap<Technician[], Map<string, Fleet>>();
