@@ -18,6 +18,8 @@ declare module "autocannon" {
     url: string;
     connections?: number;
     duration?: number;
+    /** Milliseconds a sample of the request and byte counts spans (default 1000); a run stops at a sample's end. */
+    sampleInt?: number;
     amount?: number;
     method?: string;
     headers?: Record<string, string>;
