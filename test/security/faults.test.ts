@@ -110,30 +110,23 @@ async function rows(f: Fixture): Promise<
     planRows: Record<string, unknown>[];
   }
 > {
-  const counts = await env.DB.batch(
-    COUNTED.map((table) => env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE org_id = ?`).bind(f.tenant.orgId)),
-  );
-  const keys = await env.DB.prepare("SELECT key, status FROM idempotency_keys WHERE org_id = ?")
-    .bind(f.tenant.orgId)
-    .all<{ key: string; status: number | null }>();
-  const incidentRows = await env.DB.prepare("SELECT * FROM incidents WHERE org_id = ? ORDER BY id")
-    .bind(f.tenant.orgId)
-    .all<Record<string, unknown>>();
-  const holdRows = await env.DB.prepare("SELECT * FROM holds WHERE org_id = ? ORDER BY id")
-    .bind(f.tenant.orgId)
-    .all<Record<string, unknown>>();
-  const planRows = await env.DB.prepare("SELECT * FROM plans WHERE org_id = ? ORDER BY id")
-    .bind(f.tenant.orgId)
-    .all<Record<string, unknown>>();
+  // One round trip: the counts, then the keys and the rows of the changes.
+  const orgRows = (sql: string) => env.DB.prepare(sql).bind(f.tenant.orgId);
+  const [counts, keys, incidentRows, holdRows, planRows] = await env.DB.batch([
+    orgRows(
+      `SELECT ${COUNTED.map((table) => `(SELECT count(*) FROM ${table} WHERE org_id = ?1) AS ${table}`).join(", ")}`,
+    ),
+    orgRows("SELECT key, status FROM idempotency_keys WHERE org_id = ?"),
+    orgRows("SELECT * FROM incidents WHERE org_id = ? ORDER BY id"),
+    orgRows("SELECT * FROM holds WHERE org_id = ? ORDER BY id"),
+    orgRows("SELECT * FROM plans WHERE org_id = ? ORDER BY id"),
+  ]);
   return {
-    ...(Object.fromEntries(COUNTED.map((table, i) => [table, (counts[i]!.results[0] as { n: number }).n])) as Record<
-      WriteTable | "events",
-      number
-    >),
-    idempotencyKeys: keys.results,
-    incidentRows: incidentRows.results,
-    holdRows: holdRows.results,
-    planRows: planRows.results,
+    ...(counts!.results[0] as Record<WriteTable | "events", number>),
+    idempotencyKeys: keys!.results as { key: string; status: number | null }[],
+    incidentRows: incidentRows!.results as Record<string, unknown>[],
+    holdRows: holdRows!.results as Record<string, unknown>[],
+    planRows: planRows!.results as Record<string, unknown>[],
   };
 }
 
