@@ -317,7 +317,7 @@ export const adminProcess = (stateDir: string, args: string[]) =>
  */
 export async function admin(stateDir: string, args: string[]): Promise<RunResult> {
   if (!IN_PROCESS) return adminProcess(stateDir, args);
-  const { COMMANDS, CliError, createDb, keyProblem } = await modules();
+  const { COMMANDS } = await modules();
   let parsed: { flags: Flags; name: string };
   try {
     parsed = parseCliArgs(args);
@@ -328,20 +328,64 @@ export async function admin(stateDir: string, args: string[]): Promise<RunResult
   const command = COMMANDS[name];
   if (!command || flags.help || flags.remote) return adminProcess(stateDir, args);
   return oneAtATime(stateDir, async () => {
+    let folder: Folder;
     try {
-      const { d1, keyEnv } = await openFolder(stateDir);
-      const webhookKey = () => {
-        const problem = keyProblem(keyEnv);
-        if (problem) throw new CliError(problem);
-        return keyEnv.WEBHOOK_SECRET_KEY!;
-      };
-      const result = await whileLocked(() => command(createDb(d1), flags, { webhookKey }));
-      return { code: 0, stdout: `${JSON.stringify(result)}\n`, stderr: "" };
+      folder = await openFolder(stateDir);
     } catch (error) {
-      const message = error instanceof CliError ? error.message : `unexpected error: ${describeUnexpected(error)}`;
-      return { code: 1, stdout: "", stderr: `error: ${message}\n` };
+      return failed(error);
     }
+    const answered = await Promise.race([
+      runInProcess(folder, command, flags),
+      sleep(COMMAND_MS, undefined, { ref: false }),
+    ]);
+    if (answered) return answered;
+    // The folder's proxy stopped answering (a set-up once hung on "Network connection lost" until
+    // its hook timeout): it is dropped, and the command runs as the real CLI, on a workerd of its own.
+    forgetFolder(stateDir);
+    return cli([...args, "--persist-to", stateDir, "--json"]);
   });
+}
+
+/** How long a command may take on an open proxy before the proxy is taken for stuck (one takes well under a second). */
+const COMMAND_MS = 30_000;
+
+/** Drops the folder's proxies without waiting on its queue (closeFolder's, from inside a turn). */
+function forgetFolder(stateDir: string) {
+  const prefix = folderKey(stateDir);
+  for (const [key, folder] of [...folders].filter(([key]) => key.startsWith(prefix))) {
+    folders.delete(key);
+    folder.then(
+      (f) => f.dispose().catch(() => undefined),
+      () => undefined,
+    );
+  }
+}
+
+/** One command on the folder's proxy, as main.ts runs it. */
+async function runInProcess(
+  { d1, keyEnv }: Folder,
+  command: Awaited<ReturnType<typeof modules>>["COMMANDS"][string],
+  flags: Flags,
+): Promise<RunResult> {
+  const { CliError, createDb, keyProblem } = await modules();
+  try {
+    const webhookKey = () => {
+      const problem = keyProblem(keyEnv);
+      if (problem) throw new CliError(problem);
+      return keyEnv.WEBHOOK_SECRET_KEY!;
+    };
+    const result = await whileLocked(() => command(createDb(d1), flags, { webhookKey }));
+    return { code: 0, stdout: `${JSON.stringify(result)}\n`, stderr: "" };
+  } catch (error) {
+    return failed(error);
+  }
+}
+
+/** A command's failure as main.ts prints it. */
+async function failed(error: unknown): Promise<RunResult> {
+  const { CliError } = await modules();
+  const message = error instanceof CliError ? error.message : `unexpected error: ${describeUnexpected(error)}`;
+  return { code: 1, stdout: "", stderr: `error: ${message}\n` };
 }
 
 type Flags = Record<string, string | boolean | undefined>;
