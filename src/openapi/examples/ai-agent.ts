@@ -1,21 +1,28 @@
 import { ACCOUNT_EXAMPLE, INCIDENT_EXAMPLE, type OperationExamples } from "./shared";
 
+/** The example incident's slot, as a slot object: `remaining` places left. */
+const slotWith = (remaining: number) => ({
+  ...INCIDENT_EXAMPLE.appointment,
+  remaining,
+  serviceId: null,
+  arrivalWindow: null,
+});
+
+/** The example incident's request, which a plan's request extends. */
+export const CREATE_INCIDENT_EXAMPLE = {
+  dateTime: "2026-11-24T13:00:00Z",
+  clientName: "Jane Homeowner",
+  insectName: "termites",
+  phone: "(917) 555-0199",
+  notes: "Side gate code 4412; droppings in the garage",
+};
+
 export const aiAgentExamples = {
   findAvailableAppointments: {
     example: { dateTime: "2026-11-24T08:00:00-05:00", limit: 3 },
     responseExample: {
       timeZone: "America/New_York",
-      slots: [
-        {
-          start: "2026-11-24T13:00:00.000Z",
-          end: "2026-11-24T14:00:00.000Z",
-          localStart: "2026-11-24T08:00:00-05:00",
-          localEnd: "2026-11-24T09:00:00-05:00",
-          remaining: 1,
-          serviceId: null,
-          arrivalWindow: null,
-        },
-      ],
+      slots: [slotWith(1)],
     },
   },
   checkBookingAvailability: {
@@ -24,15 +31,7 @@ export const aiAgentExamples = {
       dateTime: "2026-11-24T13:00:00.000Z",
       available: true,
       reason: null,
-      slot: {
-        start: "2026-11-24T13:00:00.000Z",
-        end: "2026-11-24T14:00:00.000Z",
-        localStart: "2026-11-24T08:00:00-05:00",
-        localEnd: "2026-11-24T09:00:00-05:00",
-        remaining: 1,
-        serviceId: null,
-        arrivalWindow: null,
-      },
+      slot: slotWith(1),
       alternatives: [
         {
           start: "2026-11-24T14:00:00.000Z",
@@ -47,13 +46,7 @@ export const aiAgentExamples = {
     },
   },
   createIncident: {
-    example: {
-      dateTime: "2026-11-24T13:00:00Z",
-      clientName: "Jane Homeowner",
-      insectName: "termites",
-      phone: "(917) 555-0199",
-      notes: "Side gate code 4412; droppings in the garage",
-    },
+    example: CREATE_INCIDENT_EXAMPLE,
     responseExample: { ...INCIDENT_EXAMPLE, appointment: { ...INCIDENT_EXAMPLE.appointment, remaining: 0 } },
   },
   holdSlot: {
@@ -61,15 +54,7 @@ export const aiAgentExamples = {
     responseExample: {
       holdId: "hold_01m81r170vt72z173z69cgy8ce",
       expiresAt: "2026-11-23T14:05:00.000Z",
-      slot: {
-        start: "2026-11-24T13:00:00.000Z",
-        end: "2026-11-24T14:00:00.000Z",
-        localStart: "2026-11-24T08:00:00-05:00",
-        localEnd: "2026-11-24T09:00:00-05:00",
-        remaining: 0,
-        serviceId: null,
-        arrivalWindow: null,
-      },
+      slot: slotWith(0),
       technicianId: null,
     },
   },

@@ -1,15 +1,9 @@
+import { CREATE_INCIDENT_EXAMPLE } from "./ai-agent";
 import { INCIDENT_EXAMPLE, type OperationExamples, PLAN_EXAMPLE } from "./shared";
 
 export const plansExamples = {
   createPlan: {
-    example: {
-      dateTime: "2026-11-24T13:00:00Z",
-      clientName: "Jane Homeowner",
-      insectName: "termites",
-      phone: "(917) 555-0199",
-      notes: "Side gate code 4412; droppings in the garage",
-      every: { count: 3, unit: "month" },
-    },
+    example: { ...CREATE_INCIDENT_EXAMPLE, every: { count: 3, unit: "month" } },
     responseExample: {
       plan: PLAN_EXAMPLE,
       incident: {
