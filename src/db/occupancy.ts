@@ -7,7 +7,7 @@ import { type AnyColumn, and, count, eq, gt, gte, lt, ne, type Placeholder, type
 import { holds, incidents, OCCUPYING_STATUSES, orgs, technicians } from "../../drizzle/schema";
 import { MINUTE } from "../lib/datetime";
 import { coversSql, offOnSql, qualifiedSql } from "../scheduling/eligibility";
-import { overlapsSql } from "../scheduling/overlap";
+import { overlapsSql, unionOf } from "../scheduling/overlap";
 import type { Booking, SlotTimes } from "../scheduling/slots";
 import type { Technician, VisitRequest } from "../scheduling/visits";
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
@@ -97,10 +97,11 @@ export function overlapping(table: Occupant, census: OccupancyCensus, range: { s
  * Visits and holds occupying any of `ranges`, sorted by start, in one round
  * trip, as one entry per distinct (start, occupied end, technician) of each
  * table with its count: a full crew slot comes back as one row, not one per
- * visit, read from the covering indexes alone.
+ * visit, read from the covering indexes alone. Ranges that overlap or touch
+ * (a check's slot and the alternatives after it) are read as one.
  */
 export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTimes[]): Promise<Booking[]> {
-  const reads = ranges.map((range) =>
+  const reads = unionOf(ranges).map((range) =>
     census.fresh || census.except !== undefined
       ? occupancyOf(db, census, range)
       : occupancyRead(db, {
@@ -133,7 +134,7 @@ export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTi
     count: number;
   }[][];
   // A group matches a range whole or not at all (the condition is on its own
-  // columns only), so ranges that overlap return identical groups.
+  // columns only), so the ranges' groups are merged by key.
   const byKey = new Map(
     results
       .flat()

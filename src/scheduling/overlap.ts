@@ -19,6 +19,22 @@ export interface Occupied {
 export const overlaps = (occupied: Occupied, span: SlotTimes): boolean =>
   occupied.startsAt < span.end && occupied.endsAt > span.start;
 
+/**
+ * The union of `spans` as the fewest spans, by start: spans that overlap or
+ * touch become one, so that each instant is read once. A visit or a hold
+ * (at least 5 minutes long) occupies some instant of the union exactly when
+ * it occupies some instant of one of the spans.
+ */
+export function unionOf(spans: SlotTimes[]): SlotTimes[] {
+  const union: SlotTimes[] = [];
+  for (const span of [...spans].sort((a, b) => a.start - b.start)) {
+    const last = union.at(-1);
+    if (last && span.start <= last.end) last.end = Math.max(last.end, span.end);
+    else union.push({ start: span.start, end: span.end });
+  }
+  return union;
+}
+
 /** An instant of a statement: a time, a column or expression, or a prepared statement's placeholder. */
 export type Bound = number | AnyColumn | SQL | Placeholder;
 
