@@ -1,7 +1,7 @@
-// The outbox (docs/webhooks.md, "Events"). A change's batch also runs recordEvent's two
-// statements: the event row, inserted only if the change is in place (so the
-// change and its event commit together or not at all), and the endpoints
-// subscribed to it, which the write path then sends to the delivery queue.
+// The outbox (docs/webhooks.md, "Events"). A change's batch also runs recordEvent's
+// statement: the event row, inserted only if the change is in place (so the
+// change and its event commit together or not at all), which returns the
+// endpoints subscribed to it, for the write path to send to the delivery queue.
 import { and, eq, getTableName, gt, isNull, lt, type Placeholder, SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import {
@@ -67,6 +67,11 @@ export interface EventRecord {
    * then prepared once per template, and bound with these.
    */
   values?: Record<string, unknown>;
+  /**
+   * With a template: the write's answer, a template over the same values
+   * (always with the same `data`), which the insert then also returns.
+   */
+  answer?: SQL;
 }
 
 /** Text of an event's SQL, and any value of it: as given, a placeholder, or SQL (a column of the statement's rows). */
@@ -108,12 +113,22 @@ export const eventBody = (e: { id: Text; type: Text; timestamp: Text; actor: Tex
     e.previous === undefined ? sql`` : sql`, 'previous', json(${e.previous})`
   })`;
 
+/** The ids of the endpoints subscribed to an event, a JSON array in SQL: what an event's insert returns. */
+export const subscriberIds = (orgId: Text, type: Text) =>
+  sql<string>`(SELECT json_group_array(${webhookEndpoints.id}) FROM ${webhookEndpoints} WHERE ${subscribedTo(orgId, type)})`;
+
+/**
+ * What an event's insert returns: one row if the event was recorded, none if
+ * not; the subscribers' ids, and the write's answer if it was asked for.
+ */
+export type EventInserted = { endpoints: string; answer?: string }[];
+
 /** An event's enqueued_at, in SQL: NULL while an endpoint of the org is subscribed to it (the queue's to send), else `now`, nothing to send. */
 export const enqueuedAt = (orgId: Text, type: Text, now: Part) =>
   sql`CASE WHEN EXISTS (SELECT 1 FROM ${webhookEndpoints} WHERE ${subscribedTo(orgId, type)}) THEN NULL ELSE ${now} END`;
 
-/** The insert of an event (only if row `rowId` is in `state`) and the read of its subscribers' ids. */
-function eventStatements(db: Db, e: EventValues) {
+/** The insert of an event (only if row `rowId` is in `state`), returning its subscribers' ids and `answer`. */
+function eventInsert(db: Db, e: EventValues, answer?: SQL) {
   const changed = sql`EXISTS (SELECT 1 FROM ${e.table} WHERE ${and(eq(e.table.orgId, e.orgId), eq(e.table.id, e.rowId), e.state)})`;
   const insert = insertWhere(
     db,
@@ -129,18 +144,24 @@ function eventStatements(db: Db, e: EventValues) {
     },
     changed,
   );
-  return { insert, endpoints: subscribersOf(db, e.orgId, e.type) };
+  const endpoints = subscriberIds(e.orgId, e.type);
+  return insert.returning(answer ? { endpoints, answer: sql<string>`${answer}` } : { endpoints });
 }
 
-const subscribersOf = (db: Db, orgId: Value<string>, type: Value<EventType>) =>
-  db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(subscribedTo(orgId, type));
-export const subscribers = prepared((db) => subscribersOf(db, param("orgId"), param("type")));
-type PreparedInsert = ReturnType<typeof prepared>;
+export const subscribers = prepared((db) =>
+  db
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .where(subscribedTo(param("orgId"), param("type"))),
+);
 const insertOfText = keptPer((_key: string, table: WritableTable, previous: boolean) =>
-  prepared((templates) => eventStatements(templates, placeholdersOf(table, undefined, previous)).insert),
+  prepared((templates) => eventInsert(templates, placeholdersOf(table, undefined, previous))),
 );
 const insertOfTemplate = preparedPer((data: SQL, table: WritableTable, previous: boolean) =>
-  prepared((templates) => eventStatements(templates, placeholdersOf(table, data, previous)).insert),
+  prepared((templates) => eventInsert(templates, placeholdersOf(table, data, previous))),
+);
+const insertAnswering = preparedPer((answer: SQL, data: SQL, table: WritableTable, previous: boolean) =>
+  prepared((templates) => eventInsert(templates, placeholdersOf(table, data, previous), answer)),
 );
 
 /** The event's values as placeholders, bound by name; its data a placeholder of its own, or a template. */
@@ -157,40 +178,43 @@ const placeholdersOf = (table: WritableTable, data: SQL | undefined, previous: b
   previous: previous ? param("previous") : undefined,
 });
 
-/** The prepared insert of an event of JSON text (one per table), or of a template (one per template). */
-function preparedInsert(table: WritableTable, template: SQL | undefined, previous: boolean): PreparedInsert {
+/** The prepared insert of an event of JSON text (one per table), or of a template (one per template or answer). */
+function preparedInsert(table: WritableTable, template: SQL | undefined, previous: boolean, answer?: SQL) {
+  if (template && answer) return insertAnswering(answer, template, table, previous);
   if (template) return insertOfTemplate(template, table, previous);
   return insertOfText(`${getTableName(table)} ${previous}`, table, previous);
 }
 
 /**
- * The statements a change's batch runs to record its event: the insert (only
- * if row `rowId` is in `state`), then the subscribed endpoints' ids, which
- * `recorded` turns into the event the write path sends once its change applied.
- * An event about a row with no state to check (every create), of JSON text or
- * of a template, runs prepared statements, built once per table or template.
+ * The statement a change's batch runs to record its event: the insert (only
+ * if row `rowId` is in `state`), which returns the subscribed endpoints' ids
+ * (and, of a template given `answer`, the answer: then `answers`); `recorded`
+ * turns its result into the event the write path sends (none: the change did
+ * not apply). An event about a row with no state to check (every create), of
+ * JSON text or of a template, is a prepared statement, built once per table,
+ * template or answer.
  */
 export function recordEvent(db: Db, record: EventRecord) {
-  const { orgId, type, now, table, rowId, state, data, previous, actor, values: templateValues } = record;
+  const { orgId, type, now, table, rowId, state, data, previous, actor, values: templateValues, answer } = record;
   const id = newId("evt", now);
   const values = { id, orgId, type, now, timestamp: toIso(now), actor: JSON.stringify(actor), rowId };
   const previousJson = previous === undefined || previous instanceof SQL ? previous : JSON.stringify(previous);
   const template = templateValues && (data as SQL);
-  let statements: { insert: BatchItem<"sqlite">; endpoints: BatchItem<"sqlite"> };
+  let insert: BatchItem<"sqlite">;
+  // Whether the insert returns the answer: only a template's does.
+  let answers = false;
   if ((template || typeof data === "string") && state === undefined && !(previousJson instanceof SQL)) {
-    const insert = preparedInsert(table, template, previousJson !== undefined);
     const { id: eventId, ...event } = values;
     const bound = { ...templateValues, ...event, eventId, data: template ? undefined : data, previous: previousJson };
-    statements = { insert: insert(db, bound), endpoints: subscribers(db, bound) };
-  } else statements = eventStatements(db, { table, ...values, data, previous: previousJson, state });
-  /** The event as recorded, once the caller has seen its change apply. */
-  const recorded = (subscribers: { id: string }[]): RecordedEvent => ({
-    orgId,
-    id,
-    createdAt: now,
-    endpoints: subscribers.map((e) => e.id),
-  });
-  return { ...statements, recorded };
+    answers = template !== undefined && answer !== undefined;
+    insert = preparedInsert(table, template, previousJson !== undefined, answers ? answer : undefined)(db, bound);
+  } else insert = eventInsert(db, { table, ...values, data, previous: previousJson, state });
+  /** The event as recorded, from its insert's result: none if it was not (its change did not apply). */
+  const recorded = (inserted: EventInserted): RecordedEvent | undefined =>
+    inserted.length === 1
+      ? { orgId, id, createdAt: now, endpoints: JSON.parse(inserted[0]!.endpoints) as string[] }
+      : undefined;
+  return { insert, recorded, answers };
 }
 
 /** Marks an event sent to the delivery queue, so that the sweep leaves it alone. */

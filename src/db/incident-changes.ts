@@ -12,7 +12,7 @@ import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared, preparedWith } from "./client";
 import { TEMPLATES as TEMPLATES_DB } from "./drizzle-internals";
-import { type Actor, enqueuedAt, eventBody, subscribers } from "./events";
+import { type Actor, enqueuedAt, eventBody, subscriberIds } from "./events";
 import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 import { CHANGE_EVENTS, type IncidentRow, ofCaller } from "./incidents";
 import { isoSql, timesSql, windowEndSql } from "./local-times";
@@ -244,12 +244,16 @@ function templateOf(kind: OneTripChange["kind"], mode: Mode, bound: boolean) {
     data,
     previous: kind === "move" ? previousOf() : undefined,
   });
+  // Returns the answer and the subscribers' ids: the event's, read from the row it inserts.
   const event = prepared((db) =>
-    db.insert(events).select(
-      sql`SELECT NULL, ${r("p_event")}, ${r("p_org")}, ${r("p_type")}, ${r("p_now")}, ${body},
+    db
+      .insert(events)
+      .select(
+        sql`SELECT NULL, ${r("p_event")}, ${r("p_org")}, ${r("p_type")}, ${r("p_now")}, ${body},
         ${enqueuedAt(r("p_org"), r("p_type"), r("p_now"))}
         FROM (${row}) AS r${mode === "technicians" && kind === "move" ? sql` WHERE ${r("n_technicianId")} IS NOT NULL` : sql``}`,
-    ),
+      )
+      .returning({ body: INSERTED_ANSWER, endpoints: subscriberIds(param("org"), param("type")) }),
   );
   const applied = sql`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${param("event")})`;
   const now = param("now");
@@ -280,6 +284,8 @@ const templates = keptPer((_key: string, kind: OneTripChange["kind"], mode: Mode
 
 /** The answer of a change in one trip: its event's data, once the change applied. */
 const ANSWER = sql<string>`json_extract(${events.body}, '$.data')`;
+/** ANSWER of the row an event's insert returns (RETURNING names the inserted row's columns bare). */
+const INSERTED_ANSWER = sql<string>`json_extract("body", '$.data')`;
 const answerRead = prepared((db) =>
   db
     .select({ body: ANSWER })
@@ -287,7 +293,10 @@ const answerRead = prepared((db) =>
     .where(eq(events.id, param("event"))),
 );
 
-/** The statement that answers a change in one trip: with an Idempotency-Key, the record of its answer (only if it applied). */
+/**
+ * The statement that answers a change in one trip: with an Idempotency-Key,
+ * the record of its answer (only if it applied); else the read of its answer.
+ */
 export function answerStatement(
   db: Db,
   {
@@ -365,21 +374,30 @@ export async function changeInOneTrip(
     status: change.kind === "close" ? change.outcome : null,
     text: change.kind === "cancel" ? change.reason : change.kind === "close" ? change.note : null,
   };
-  const answer = answerStatement(db, { idempotencyKey, table: incidents, id, event: bound.event as string });
-  const [inserted, , endpoints, answered, current] = (await writeBatch(db, idempotencyKey, [
+  // The event's insert returns the answer; with an Idempotency-Key, the batch also records it.
+  const record = idempotencyKey
+    ? [answerStatement(db, { idempotencyKey, table: incidents, id, event: bound.event as string })]
+    : [];
+  const [inserted, , ...rest] = (await writeBatch(db, idempotencyKey, [
     event(db, bound),
     update(db, bound),
-    subscribers(db, { orgId: org.id, type }),
-    answer,
+    ...record,
     currentRead("incidents", incidents)(db, { org: org.id, id, event: bound.event, caller }),
-  ])) as [D1Result, unknown, { id: string }[], { body: string | null }[], IncidentRow[]];
-  if (inserted.meta.changes !== 1) return { current: current[0] };
-  const body = await answerOf(db, answered, bound.event as string);
+  ])) as [{ body: string; endpoints: string }[], unknown, ...unknown[]];
+  const current = rest.at(-1) as IncidentRow[];
+  const [applied] = inserted;
+  if (!applied) return { current: current[0] };
+  const answered = (record.length ? rest[0] : []) as { body: string | null }[];
   return {
     written: {
-      body,
+      body: idempotencyKey ? await answerOf(db, answered, bound.event as string) : applied.body,
       recorded: idempotencyKey !== undefined && answered[0]?.body != null,
-      event: { orgId: org.id, id: bound.event as string, createdAt: now, endpoints: endpoints.map((e) => e.id) },
+      event: {
+        orgId: org.id,
+        id: bound.event as string,
+        createdAt: now,
+        endpoints: JSON.parse(applied.endpoints) as string[],
+      },
     },
   };
 }

@@ -6,7 +6,7 @@ import { and, eq, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { EventType, WritableTable } from "../../drizzle/schema";
 import { type Db, param, prepared, preparedPer } from "./client";
-import { type Actor, recordEvent } from "./events";
+import { type Actor, type EventInserted, recordEvent } from "./events";
 import { type IdempotencyKey, recordWithWrite, rowInState, type Written, writeBatch } from "./idempotency";
 
 type Statements = Record<string, BatchItem<"sqlite">>;
@@ -64,41 +64,49 @@ export interface Committed<S extends Statements> {
 /**
  * Runs a write's statements, then its event if it has one (recorded only if the row is in
  * its state), then the record of its answer for the Idempotency-Key (only likewise),
- * in one batch. An answer computed in SQL comes back from that record, or
- * from a read of the row when nothing records it.
+ * in one batch. An answer computed in SQL comes back from that record, else
+ * from the event's insert (a template's), else from a read of the row.
  */
 export async function commitWrite<S extends Statements>(db: Db, write: Write<S>): Promise<Committed<S>> {
   const { orgId, now, idempotencyKey, row, statements, event, alsoEvents = [], body, values } = write;
   if (values && row.state) throw new Error("commitWrite: templates are for creates, with no state to check");
   // Without an event, a read of the row in its state ($check) tells whether the change applied.
+  // An answer computed in SQL comes back from the event's insert, when that can return it.
+  const computed = idempotencyKey || typeof body === "string" ? undefined : body;
   const withEvent =
-    event && recordEvent(db, { orgId, now, table: row.table, rowId: row.id, state: row.state, ...event, values });
+    event &&
+    recordEvent(db, {
+      orgId,
+      now,
+      table: row.table,
+      rowId: row.id,
+      state: row.state,
+      ...event,
+      values,
+      answer: computed,
+    });
   const others = alsoEvents.map((also) => recordEvent(db, { orgId, now, ...also, values }));
+  const read = computed && !withEvent?.answers ? bodyOf(db, orgId, row, computed, values) : undefined;
   const answer = idempotencyKey
     ? recordWithWrite(db, { idempotencyKey, table: row.table, id: row.id, body, state: row.state }, values)
-    : typeof body === "string"
-      ? undefined
-      : bodyOf(db, orgId, row, body, values);
+    : read;
+  // A new row's answer, read from it, also tells whether it was written: no check besides.
+  const checked = !withEvent && !(read && !row.state);
   // The write's own statements first, then the write path's, whose names start with "$".
   const results = await batchByName(db, idempotencyKey, {
     ...statements,
-    ...(withEvent
-      ? { $event: withEvent.insert, $subscribers: withEvent.endpoints }
-      : { $check: rowCheck(db, orgId, row) }),
-    ...Object.fromEntries(
-      others.flatMap((other, i) => [
-        [`$event${i + 1}`, other.insert],
-        [`$subscribers${i + 1}`, other.endpoints],
-      ]),
-    ),
+    ...(withEvent ? { $event: withEvent.insert } : checked ? { $check: rowCheck(db, orgId, row) } : {}),
+    ...Object.fromEntries(others.map((other, i) => [`$event${i + 1}`, other.insert])),
     ...(answer && { $answer: answer }),
   });
   // The event is inserted exactly when the row is in its state: when the change applied.
-  const applied = withEvent
-    ? (results.$event as D1Result).meta.changes === 1
-    : (results.$check as unknown[]).length === 1;
+  const inserted = results.$event as EventInserted | undefined;
+  const recorded = inserted && withEvent?.recorded(inserted);
   const [answered] = (results.$answer ?? []) as { body: string | null }[];
-  let text = typeof body === "string" ? body : answered?.body;
+  const applied = withEvent
+    ? recorded !== undefined
+    : ((checked ? results.$check : results.$answer) as unknown[]).length === 1;
+  let text = typeof body === "string" ? body : withEvent?.answers ? inserted?.[0]?.answer : answered?.body;
   // Applied but not recorded: the claim was an earlier batch's and had lapsed (taken over after 60 s).
   if (applied && text == null && typeof body !== "string") {
     const [read] = (await db.batch([bodyOf(db, orgId, row, body, values)])) as { body: string }[][];
@@ -112,12 +120,8 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
     written: {
       body: text ?? "",
       recorded: idempotencyKey !== undefined && answered?.body != null,
-      event: withEvent?.recorded(results.$subscribers as { id: string }[]),
-      alsoEvents: others.flatMap((other, i) =>
-        (results[`$event${i + 1}`] as D1Result).meta.changes === 1
-          ? [other.recorded(results[`$subscribers${i + 1}`] as { id: string }[])]
-          : [],
-      ),
+      event: recorded,
+      alsoEvents: others.flatMap((other, i) => other.recorded(results[`$event${i + 1}`] as EventInserted) ?? []),
     },
   };
 }

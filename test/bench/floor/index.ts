@@ -16,10 +16,11 @@
 //   and the log line: what a create costs before any code of the API's (the
 //   creates are also printed against it).
 // - the caller floor (POST `/caller`): the JSON body read, then one batch of
-//   three reads by phone, as find-caller's contract asks (docs/api.md, "Find a
-//   caller"): the contacts with the number, the accounts with it or of those
-//   contacts, and the upcoming scheduled visits by the number or of those
-//   accounts, 10 at most each, answered as they come, and the log line.
+//   four reads by phone, as find-caller's contract asks (docs/api.md, "Find a
+//   caller" and "Plans"): the contacts with the number, the accounts with it
+//   or of those contacts, and the upcoming scheduled visits and the active
+//   plans by the number or of those accounts, 10 at most each, answered as
+//   they come, and the log line.
 // - the booking floor (POST `/book`): the outbox floor with, in place of the
 //   lead, the visit a booking writes only while it fits (docs/api.md, "Book"):
 //   one INSERT … SELECT guarded by the count of scheduled visits and live
@@ -210,7 +211,7 @@ export default {
       const callerAccounts = `SELECT account_id FROM (${contactsWith}) UNION SELECT id FROM (${accountsWith})`;
       const upcoming = "org_id = ?1 AND starts_at > ?3 - 86400000 AND ends_at > ?3 AND status = 'scheduled'";
       const read = (query: string, ...values: unknown[]) => env.DB.prepare(query).bind("org_floor", phone, ...values);
-      const [contacts, accounts, incidents] = await env.DB.batch([
+      const [contacts, accounts, incidents, plans] = await env.DB.batch([
         read(`SELECT * FROM (${contactsWith}) ORDER BY created_at DESC, id DESC LIMIT 10`),
         read(
           `SELECT * FROM (${accountsWith} UNION SELECT * FROM caller_accounts WHERE id IN (SELECT account_id FROM (${contactsWith})))
@@ -222,6 +223,11 @@ export default {
            ORDER BY starts_at, id LIMIT 10`,
           started,
         ),
+        read(
+          `SELECT * FROM caller_plans WHERE org_id = ?1 AND phone = ?2 AND status = 'active'
+           UNION SELECT * FROM caller_plans WHERE org_id = ?1 AND account_id IN (${callerAccounts}) AND status = 'active'
+           ORDER BY created_at DESC, id DESC LIMIT 10`,
+        ),
       ]);
       logLine(request.method, pathname, started);
       return Response.json({
@@ -229,6 +235,7 @@ export default {
         contacts: contacts!.results,
         accounts: accounts!.results,
         upcomingIncidents: incidents!.results,
+        plans: plans!.results,
       });
     }
     if (pathname === "/page") {

@@ -18,11 +18,11 @@ INSERT INTO contacts (id, org_id, first_name, last_name, email, email_lower, mob
     'contact' || i || '@example.com', '(917) 200-' || printf('%04d', i), '+1917200' || printf('%04d', i),
     'acct_01floor0000000000000000', 1764000000000 + i * 1000, 1764000000000 + i * 1000 FROM n;`;
 
-// The caller floor's tables: contacts, accounts and incidents of the API's columns
-// (migrations/) at the bench's scale and as it seeds them (test/bench/seed.ts):
-// 100,000 contacts with a mobile number, 1,000 accounts, 20,000 visits over a
-// year, each of an account and of a contact's number; with an index for each
-// way the caller is looked up. The caller, +19172000000, is one contact of
+// The caller floor's tables: contacts, accounts, incidents and plans of the API's
+// columns (migrations/) at the bench's scale and as it seeds them
+// (test/bench/seed.ts): 100,000 contacts with a mobile number, 1,000 accounts,
+// 20,000 visits over a year, each of an account and of a contact's number, no
+// plan; with an index for each way the caller is looked up. The caller, +19172000000, is one contact of
 // account 0, which has 20 visits, 10 of them to come.
 const CALLER = `CREATE TABLE caller_contacts (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, first_name TEXT,
   last_name TEXT, email TEXT, email_lower TEXT, mobile_phone TEXT, business_phone TEXT, account_id TEXT,
@@ -60,7 +60,14 @@ INSERT INTO incidents (id, org_id, client_name, insect_name, account_id, phone, 
   WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000), at(now) AS (SELECT unixepoch() * 1000)
   SELECT 'inc_01floor' || printf('%016d', i), 'org_floor', 'Client ' || i, 'Ants',
     'acct_01floor' || printf('%016d', i % 1000), '+1917' || (2000000 + i % 100000), now + (i - 10000) * 1800000,
-    now + (i - 10000) * 1800000 + 3600000, now, now FROM n, at;`;
+    now + (i - 10000) * 1800000 + 3600000, now, now FROM n, at;
+CREATE TABLE caller_plans (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, status TEXT DEFAULT 'active' NOT NULL,
+  every_count INTEGER NOT NULL, every_unit TEXT NOT NULL, visits INTEGER, service_id TEXT, postal_code TEXT,
+  client_name TEXT NOT NULL, insect_name TEXT NOT NULL, phone TEXT, account_id TEXT, notes TEXT, technician_id TEXT,
+  local_time TEXT NOT NULL, first_visit_date TEXT NOT NULL, visits_made INTEGER NOT NULL, next_due_date TEXT,
+  decide_at INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, cancelled_at INTEGER, cancel_reason TEXT);
+CREATE INDEX caller_plans_phone ON caller_plans (org_id, phone, created_at, id);
+CREATE INDEX caller_plans_account ON caller_plans (org_id, account_id, created_at, id);`;
 
 // The outbox floor's events and endpoints: the API's tables and indexes (migrations/0006), no endpoint.
 const OUTBOX = `CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, id TEXT NOT NULL, org_id TEXT NOT NULL,
