@@ -30,6 +30,10 @@ describe("constantTimeEqual", () => {
     ["abc", "ab", false],
     ["", "", true],
     ["é", "e", false],
+    ["ab", "abc", false],
+    // One past the end reads as 0: the lengths still tell these apart.
+    ["a\u0000", "a", false],
+    ["😀", "😁", false],
   ])("%j vs %j → %s", (a, b, expected) => {
     expect(constantTimeEqual(a, b)).toBe(expected);
   });
