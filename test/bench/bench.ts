@@ -157,6 +157,11 @@ const PAGE_FLOOR: Case = {
   path: "/page",
   floor: true,
 };
+const INCIDENT_PAGE_FLOOR: Case = {
+  ...PAGE_FLOOR,
+  name: "floor: a page of 50 incidents, logged",
+  path: "/page?of=incidents",
+};
 const CALLER_FLOOR: Case = {
   name: "floor: a caller found, logged",
   kind: "read",
@@ -199,6 +204,7 @@ const FLOOR_ROWS = [
   FLOORS.read,
   FLOORS.write,
   PAGE_FLOOR,
+  INCIDENT_PAGE_FLOOR,
   CALLER_FLOOR,
   OUTBOX_FLOOR,
   BOOKING_FLOOR,
@@ -753,14 +759,14 @@ async function main() {
         kind: "read",
         org: heavy,
         path: `/api/v1/incidents?limit=${PAGE}`,
-        shaped: PAGE_FLOOR,
+        shaped: INCIDENT_PAGE_FLOOR,
       },
       {
         name: deepIncidentsName,
         kind: "read",
         org: heavy,
         path: `/api/v1/incidents?limit=${PAGE}&cursor=${deepIncidents}`,
-        shaped: PAGE_FLOOR,
+        shaped: INCIDENT_PAGE_FLOOR,
       },
       {
         // A week of slots: 50 (the schema allows up to 100).

@@ -90,6 +90,7 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(Object.keys(shapes)).toHaveLength(27);
     expect(shapes).toMatchObject({
       "create-incident, 20k bookings": "floor: a booking that fits and its event, logged",
+      "GET /incidents page 1": "floor: a page of 50 incidents, logged",
       "is-booking-available over MCP": "is-booking-available, 20k bookings",
       "GET /incidents/{id}, agent key bound to its caller": "GET /incidents/{id}",
       "GET /board, 20 technicians": "floor: a day's visits and holds, logged",

@@ -1,6 +1,7 @@
 // The floors the benchmark measures the API against (npm run bench): the least
 // a worker can do to answer a request, served beside the API by its own
-// `wrangler dev`, so that both meet the same machine.
+// `wrangler dev` on the API's platform (wrangler.toml here), so that both
+// meet the same machine and the same runtime.
 // - the read floor (`/?id=…`): one indexed D1 read;
 // - the logged read floor (`/logged?id=…`): the same read and the one JSON
 //   log line per request the API writes; every API read is compared with it;
@@ -9,7 +10,8 @@
 // - the page floor (`/page`): one indexed read of 51 contacts (a page of 50
 //   and the one that says more follow), answered as they come, and the log
 //   line: what a page costs before any code of the API's (the pages are
-//   also printed against it);
+//   also printed against it); `/page?of=incidents`, the same of 51 incidents
+//   in start order, whose rows are larger (the incidents pages' shape);
 // - the outbox floor (POST `/write-event`): the write floor's INSERT with the
 //   event every create must record in the same batch (docs/webhooks.md,
 //   "Events": the event row and the read of the endpoints subscribed to it),
@@ -240,7 +242,9 @@ export default {
     }
     if (pathname === "/page") {
       const { results } = await env.DB.prepare(
-        "SELECT * FROM contacts WHERE org_id = ?1 ORDER BY created_at, id LIMIT 51",
+        searchParams.get("of") === "incidents"
+          ? "SELECT * FROM incidents WHERE org_id = ?1 ORDER BY starts_at, id LIMIT 51"
+          : "SELECT * FROM contacts WHERE org_id = ?1 ORDER BY created_at, id LIMIT 51",
       )
         .bind("org_floor")
         .all();

@@ -22,7 +22,8 @@ INSERT INTO contacts (id, org_id, first_name, last_name, email, email_lower, mob
 // columns (migrations/) at the bench's scale and as it seeds them
 // (test/bench/seed.ts): 100,000 contacts with a mobile number, 1,000 accounts,
 // 20,000 visits over a year, each of an account and of a contact's number, no
-// plan; with an index for each way the caller is looked up. The caller, +19172000000, is one contact of
+// plan; with an index for each way the caller is looked up, and the incidents'
+// (org, start, id) index their page floor reads. The caller, +19172000000, is one contact of
 // account 0, which has 20 visits, 10 of them to come.
 const CALLER = `CREATE TABLE caller_contacts (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, first_name TEXT,
   last_name TEXT, email TEXT, email_lower TEXT, mobile_phone TEXT, business_phone TEXT, account_id TEXT,
@@ -55,6 +56,7 @@ CREATE TABLE incidents (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, clie
   arrival_window_minutes INTEGER DEFAULT 0 NOT NULL);
 CREATE INDEX incidents_account ON incidents (org_id, account_id, starts_at, id);
 CREATE INDEX incidents_phone ON incidents (org_id, phone, starts_at, id);
+CREATE INDEX incidents_org_starts ON incidents (org_id, starts_at, id);
 INSERT INTO incidents (id, org_id, client_name, insect_name, account_id, phone, starts_at, ends_at, created_at,
   updated_at)
   WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000), at(now) AS (SELECT unixepoch() * 1000)
