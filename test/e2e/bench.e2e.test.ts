@@ -37,8 +37,8 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
-    // 27 cases and 10 floor rows.
-    expect(Object.keys(figures.results)).toHaveLength(37);
+    // 27 cases and 11 floor rows.
+    expect(Object.keys(figures.results)).toHaveLength(38);
     expect(figures.pairs).toBe(1);
     expect(figures.commit).toMatch(/^[0-9a-f]+(-dirty)?$/);
     expect(figures.coldStart.api.startup.median).toBeGreaterThan(0);
