@@ -148,12 +148,6 @@ function eventInsert(db: Db, e: EventValues, answer?: SQL) {
   return insert.returning(answer ? { endpoints, answer: sql<string>`${answer}` } : { endpoints });
 }
 
-export const subscribers = prepared((db) =>
-  db
-    .select({ id: webhookEndpoints.id })
-    .from(webhookEndpoints)
-    .where(subscribedTo(param("orgId"), param("type"))),
-);
 const insertOfText = keptPer((_key: string, table: WritableTable, previous: boolean) =>
   prepared((templates) => eventInsert(templates, placeholdersOf(table, undefined, previous))),
 );

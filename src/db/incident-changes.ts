@@ -284,8 +284,8 @@ const templates = keptPer((_key: string, kind: OneTripChange["kind"], mode: Mode
 
 /** The answer of a change in one trip: its event's data, once the change applied. */
 const ANSWER = sql<string>`json_extract(${events.body}, '$.data')`;
-/** ANSWER of the row an event's insert returns (RETURNING names the inserted row's columns bare). */
-const INSERTED_ANSWER = sql<string>`json_extract("body", '$.data')`;
+/** ANSWER of the row an event's insert returns (RETURNING names its columns bare). */
+export const INSERTED_ANSWER = sql<string>`json_extract("body", '$.data')`;
 const answerRead = prepared((db) =>
   db
     .select({ body: ANSWER })
@@ -293,20 +293,16 @@ const answerRead = prepared((db) =>
     .where(eq(events.id, param("event"))),
 );
 
-/**
- * The statement that answers a change in one trip: with an Idempotency-Key,
- * the record of its answer (only if it applied); else the read of its answer.
- */
-export function answerStatement(
+/** The record of a change's answer for its Idempotency-Key, in the change's batch (only if it applied). */
+export function answerRecord(
   db: Db,
   {
     idempotencyKey,
     table,
     id,
     event,
-  }: { idempotencyKey?: IdempotencyKey; table: typeof incidents | typeof plans; id: string; event: string },
+  }: { idempotencyKey: IdempotencyKey; table: typeof incidents | typeof plans; id: string; event: string },
 ) {
-  if (!idempotencyKey) return answerRead(db, { event });
   const applied = sql`EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${event})`;
   const body = sql`(SELECT ${ANSWER} FROM ${events} WHERE ${events.id} = ${event})`;
   return recordWithWrite(db, { idempotencyKey, table, id, body, state: applied });
@@ -376,7 +372,7 @@ export async function changeInOneTrip(
   };
   // The event's insert returns the answer; with an Idempotency-Key, the batch also records it.
   const record = idempotencyKey
-    ? [answerStatement(db, { idempotencyKey, table: incidents, id, event: bound.event as string })]
+    ? [answerRecord(db, { idempotencyKey, table: incidents, id, event: bound.event as string })]
     : [];
   const [inserted, , ...rest] = (await writeBatch(db, idempotencyKey, [
     event(db, bound),

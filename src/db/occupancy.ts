@@ -94,11 +94,10 @@ export function overlapping(table: Occupant, census: OccupancyCensus, range: { s
 }
 
 /**
- * Visits and holds occupying any of `ranges`, sorted by start, in one round
- * trip, as one entry per distinct (start, occupied end, technician) of each
- * table with its count: a full crew slot comes back as one row, not one per
- * visit, read from the covering indexes alone. Ranges that overlap or touch
- * (a check's slot and the alternatives after it) are read as one.
+ * Visits and holds occupying any of `ranges` (as their union), sorted by
+ * start, in one round trip, as one entry per distinct (start, occupied end,
+ * technician) of each table with its count: a full crew slot comes back as
+ * one row, read from the covering indexes alone.
  */
 export async function bookingsOverlapping(db: Db, census: Census, ranges: SlotTimes[]): Promise<Booking[]> {
   const reads = unionOf(ranges).map((range) =>

@@ -11,9 +11,9 @@ import { events, incidents, plans } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared } from "./client";
-import { type Actor, enqueuedAt, eventBody, subscribers } from "./events";
+import { type Actor, enqueuedAt, eventBody, subscriberIds } from "./events";
 import { type IdempotencyKey, type Written, writeBatch } from "./idempotency";
-import { answerOf, answerStatement, currentRead, incidentJson } from "./incident-changes";
+import { answerOf, answerRecord, currentRead, INSERTED_ANSWER, incidentJson } from "./incident-changes";
 import { ofCaller } from "./incidents";
 import { isoSql, windowEndSql } from "./local-times";
 import { isScheduled } from "./occupancy";
@@ -109,12 +109,16 @@ function templateOf(cancelVisits: boolean, bound: boolean) {
       })
       .where(and(toCome, planCancelledNow)),
   );
+  // Each event's insert returns its subscribers' ids (and the plan's, the answer).
   const planEvent = prepared((db) =>
-    db.insert(events).select(
-      sql`SELECT NULL, ${param("event")}, ${param("org")}, 'plan.cancelled', ${param("now")},
+    db
+      .insert(events)
+      .select(
+        sql`SELECT NULL, ${param("event")}, ${param("org")}, 'plan.cancelled', ${param("now")},
           ${eventOf("plan.cancelled", param("event") as unknown as SQL, planJson())}
           FROM ${plans} WHERE ${cancelledNow}`,
-    ),
+      )
+      .returning({ body: INSERTED_ANSWER, endpoints: subscriberIds(param("org"), "plan.cancelled") }),
   );
   // One event per visit, in the order of their starts, each id the next of the ids made for them.
   const cancelledVisits = sql`SELECT *, row_number() OVER (ORDER BY "starts_at", "id") - 1 AS k FROM ${incidents}
@@ -128,11 +132,14 @@ function templateOf(cancelVisits: boolean, bound: boolean) {
     )}`;
   const visitId = sql`json_extract(${param("visitEvents")}, '$[' || "visit"."k" || ']')`;
   const visitEvents = prepared((db) =>
-    db.insert(events).select(
-      sql`SELECT NULL, ${visitId}, ${param("org")}, 'incident.cancelled', ${param("now")},
+    db
+      .insert(events)
+      .select(
+        sql`SELECT NULL, ${visitId}, ${param("org")}, 'incident.cancelled', ${param("now")},
           ${eventOf("incident.cancelled", visitId, incidentJson(column("visit"), param("offsets") as unknown as SQL))}
           FROM (${cancelledVisits}) AS "visit" ORDER BY "visit"."k"`,
-    ),
+      )
+      .returning({ endpoints: subscriberIds(param("org"), "incident.cancelled") }),
   );
   return { plan, visits, planEvent, visitEvents };
 }
@@ -167,36 +174,36 @@ export async function cancelPlanInOneTrip(
     offsets: offsets.json,
     until: offsets.until,
   };
-  const answer = answerStatement(db, { idempotencyKey, table: plans, id, event });
+  // The plan event's insert returns the answer; with an Idempotency-Key, the batch also records it.
+  const record = idempotencyKey ? [answerRecord(db, { idempotencyKey, table: plans, id, event })] : [];
   const statements = [
     template.plan(db, values),
     ...(cancelVisits ? [template.visits(db, values)] : []),
     template.planEvent(db, values),
-    subscribers(db, { orgId, type: "plan.cancelled" }),
-    ...(cancelVisits ? [template.visitEvents(db, values), subscribers(db, { orgId, type: "incident.cancelled" })] : []),
-    answer,
+    ...(cancelVisits ? [template.visitEvents(db, values)] : []),
+    ...record,
     currentRead("plans", plans)(db, { org: orgId, id, event, caller }),
   ] as const;
   const results = (await writeBatch(db, idempotencyKey, statements as never)) as unknown[];
-  const [planEvent, planEndpoints] = results.slice(cancelVisits ? 2 : 1) as [D1Result, { id: string }[]];
-  const [visitEvents, visitEndpoints] = cancelVisits
-    ? (results.slice(4, 6) as [D1Result, { id: string }[]])
-    : [undefined, []];
-  const [answered, current] = results.slice(-2) as [{ body: string | null }[], PlanRow[]];
-  if (planEvent.meta.changes !== 1) return { current: current[0] };
-  const body = await answerOf(db, answered, event);
-  const recorded = (eventId: string, endpoints: { id: string }[]) => ({
+  type Inserted = { body?: string; endpoints: string }[];
+  const [planEvent, visitEvents = []] = results.slice(cancelVisits ? 2 : 1, cancelVisits ? 4 : 2) as Inserted[];
+  const current = results.at(-1) as PlanRow[];
+  const [applied] = planEvent!;
+  if (!applied) return { current: current[0] };
+  const answered = (record.length ? results.at(-2) : []) as { body: string | null }[];
+  const recorded = (eventId: string, endpoints: string) => ({
     orgId,
     id: eventId,
     createdAt: now,
-    endpoints: endpoints.map((e) => e.id),
+    endpoints: JSON.parse(endpoints) as string[],
   });
   return {
     written: {
-      body,
+      body: idempotencyKey ? await answerOf(db, answered, event) : applied.body!,
       recorded: idempotencyKey !== undefined && answered[0]?.body != null,
-      event: recorded(event, planEndpoints),
-      alsoEvents: visitEventIds.slice(0, visitEvents?.meta.changes ?? 0).map((e) => recorded(e, visitEndpoints)),
+      event: recorded(event, applied.endpoints),
+      // The ids the batch used are the first ones, in the visits' order; their events share one subscriber list.
+      alsoEvents: visitEventIds.slice(0, visitEvents.length).map((e) => recorded(e, visitEvents[0]!.endpoints)),
     },
   };
 }

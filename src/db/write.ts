@@ -91,7 +91,7 @@ export async function commitWrite<S extends Statements>(db: Db, write: Write<S>)
     ? recordWithWrite(db, { idempotencyKey, table: row.table, id: row.id, body, state: row.state }, values)
     : read;
   // A new row's answer, read from it, also tells whether it was written: no check besides.
-  const checked = !withEvent && !(read && !row.state);
+  const checked = !withEvent && (read === undefined || row.state !== undefined);
   // The write's own statements first, then the write path's, whose names start with "$".
   const results = await batchByName(db, idempotencyKey, {
     ...statements,

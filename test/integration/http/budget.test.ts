@@ -3,9 +3,9 @@
 // key the isolate has not verified yet), 1 once the isolate has verified the
 // key, and no statement that scans a tenant table instead of searching an index.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { apiKeys } from "../../../drizzle/schema";
+import { apiKeys, events, webhookEndpoints } from "../../../drizzle/schema";
 import app from "../../../src/app";
 import { WEBHOOK_COMMANDS } from "../../../src/cli/webhooks";
 import { createKey } from "../../../src/db/api-keys";
@@ -270,13 +270,15 @@ describe("D1 budget per request", () => {
     );
     // A fake delivery queue: the real one would deliver to the URL above.
     const { queue, messages: sent } = fakeQueue();
-    const sendWithQueue = async (recorder: WrappedD1, path: string, body?: unknown) => {
+    const answerWithQueue = async (recorder: WrappedD1, path: string, body?: unknown) => {
       const ctx = createExecutionContext();
       const bindings = { ...(env as unknown as WorkerBindings), DB: recorder.db, WEBHOOKS: queue };
       const response = await app.fetch(toRequest(`https://api.test${path}`, subscribed, { body }), bindings, ctx);
       await waitOnExecutionContext(ctx);
-      return response.status;
+      return response;
     };
+    const sendWithQueue = async (recorder: WrappedD1, path: string, body?: unknown) =>
+      (await answerWithQueue(recorder, path, body)).status;
     for (const [path, body] of [
       ["/api/v1/leads", { firstName: "Hook" }],
       ["/api/v1/contacts", { firstName: "Hook" }],
@@ -303,6 +305,39 @@ describe("D1 budget per request", () => {
       );
     }
     expect(sent()).toHaveLength(3);
+
+    // Cancel-plan's events (the plan's, then one per visit to come) reach the endpoint as the creates' do.
+    const planned = await answerWithQueue(wrapD1(env.DB), "/api/v1/ai-agent/create-plan", {
+      dateTime: slotIn(30),
+      clientName: "Hook",
+      insectName: "Ants",
+      phone: "+19175550111",
+      every: { count: 1, unit: "week" },
+    });
+    expect(planned.status, await planned.clone().text()).toBe(200);
+    const created = (await planned.json()) as { plan: { id: string } };
+    const before = sent().length;
+    const recorder = wrapD1(env.DB);
+    expect(await sendWithQueue(recorder, `/api/v1/plans/${created.plan.id}/cancel`, {})).toBe(200);
+    // One batch, then each event marked sent after the answer.
+    for (const trip of recorder.trips.slice(1))
+      expect(trip.sql).toEqual([expect.stringMatching(/^update "events" set "enqueued_at"/)]);
+    const [endpoint] = await db()
+      .select({ id: webhookEndpoints.id })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.orgId, subscribed.orgId));
+    const cancelled = await db()
+      .select({ id: events.id, type: events.type })
+      .from(events)
+      .where(and(eq(events.orgId, subscribed.orgId), inArray(events.type, ["plan.cancelled", "incident.cancelled"])));
+    expect(cancelled.filter((e) => e.type === "incident.cancelled").length).toBeGreaterThan(0);
+    expect(recorder.trips).toHaveLength(1 + cancelled.length);
+    expect(
+      sent()
+        .slice(before)
+        .map((m) => [m.event, m.endpoint])
+        .sort(),
+    ).toEqual(cancelled.map((e) => [e.id, endpoint!.id]).sort());
   });
 
   it("the plan check can fail: an unindexed filter is a SCAN", async () => {
