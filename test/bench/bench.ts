@@ -81,10 +81,10 @@ const DELIVERIES = Number(options.deliveries ?? 120);
  */
 const HOLDS_PER_RUN = 20 + Math.ceil(SECONDS) * CONNECTIONS * 80;
 /**
- * autocannon's sampling interval: it stops a run only at a sample's end, so a
+ * autocannon's sampling interval for a run of `seconds`: it stops a run only at a sample's end, so a
  * run shorter than its default second (the e2e smoke's) samples at its own length.
  */
-const SAMPLE_MS = Math.min(1000, SECONDS * 1000);
+const sampleMs = (seconds: number) => Math.min(1000, seconds * 1000);
 /** How long deliveries may take to arrive before the run gives up on them (a bound, not a measurement). */
 const DELIVERY_WAIT_MS = 60_000;
 
@@ -309,38 +309,48 @@ async function measure(server: DevServer, c: Case): Promise<Figures> {
       throw new Error(`${c.name}: warm-up answered ${response.status}: ${text.slice(0, 1000)}`);
     c.answered?.(org, text);
   }
-  const before = groupCpu(group);
   const answered = c.answered;
-  const result = await autocannon({
-    url: baseUrl,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    sampleInt: SAMPLE_MS,
-    requests: [
-      {
-        method,
-        path: c.path,
-        headers: headersAs(c.org),
-        ...(next
-          ? {
-              setupRequest: (request, context) => {
-                const { path, body, org } = next();
-                context.org = org ?? c.org;
-                return { ...request, path, headers: headersAs(org), body: JSON.stringify(body) };
-              },
-            }
-          : {}),
-        ...(answered
-          ? { onResponse: (_status, text, context) => answered((context.org as BenchOrg | null) ?? c.org, text) }
-          : {}),
-      },
-    ],
-  });
+  const run = (seconds: number) =>
+    autocannon({
+      url: baseUrl,
+      connections: CONNECTIONS,
+      duration: seconds,
+      sampleInt: sampleMs(seconds),
+      requests: [
+        {
+          method,
+          path: c.path,
+          headers: headersAs(c.org),
+          ...(next
+            ? {
+                setupRequest: (request, context) => {
+                  const { path, body, org } = next();
+                  context.org = org ?? c.org;
+                  return { ...request, path, headers: headersAs(org), body: JSON.stringify(body) };
+                },
+              }
+            : {}),
+          ...(answered
+            ? { onResponse: (_status, text, context) => answered((context.org as BenchOrg | null) ?? c.org, text) }
+            : {}),
+        },
+      ],
+    });
+  let seconds = SECONDS;
+  let before = groupCpu(group);
+  let result = await run(seconds);
+  // A run that answered nothing measured nothing (a 0.1 s smoke run on a busy machine can end before the
+  // first answer): it runs again, twice as long, up to 8 times its length.
+  while (result.requests.total === 0 && seconds < 8 * SECONDS) {
+    seconds *= 2;
+    before = groupCpu(group);
+    result = await run(seconds);
+  }
   const cpuMs = cpuBetween(group, before, groupCpu(group));
   await c.after?.();
   return {
     // The mean requests per sample, per second.
-    reqPerSec: round((result.requests.average * 1000) / SAMPLE_MS, 1),
+    reqPerSec: round((result.requests.average * 1000) / sampleMs(seconds), 1),
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
