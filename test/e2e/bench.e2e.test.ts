@@ -37,8 +37,8 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const figures = JSON.parse(fs.readFileSync(out, "utf8"));
     expect(figures.seeding).toMatchObject({ contacts: 3000, bookings: 600 });
-    // 27 cases and 11 floor rows.
-    expect(Object.keys(figures.results)).toHaveLength(38);
+    // 27 cases and 12 floor rows.
+    expect(Object.keys(figures.results)).toHaveLength(39);
     expect(figures.pairs).toBe(1);
     expect(figures.commit).toMatch(/^[0-9a-f]+(-dirty)?$/);
     expect(figures.coldStart.api.startup.median).toBeGreaterThan(0);
@@ -70,6 +70,7 @@ it("npm run bench runs end to end and writes every figure", { timeout: 300_000 }
     expect(results.filter(([, r]) => r.kind === "write").map(([name]) => name)).toEqual([
       "floor: one D1 write, logged",
       "floor: a write and its event, logged",
+      "floor: a contact and its event, logged",
       "floor: a booking that fits and its event, logged",
       "floor: a booking of a free technician and its event, logged",
       "POST /leads",

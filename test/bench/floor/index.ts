@@ -6,7 +6,8 @@
 // - the logged read floor (`/logged?id=…`): the same read and the one JSON
 //   log line per request the API writes; every API read is compared with it;
 // - the write floor (POST `/write`): the JSON body read, one INSERT of a lead
-//   with a new id, and the log line; every API write is compared with it;
+//   with a new id, the log line, and the new row as the answer (a create
+//   answers its resource); every API write is compared with it;
 // - the page floor (`/page`): one indexed read of 51 contacts (a page of 50
 //   and the one that says more follow), answered as they come, and the log
 //   line: what a page costs before any code of the API's (the pages are
@@ -16,7 +17,8 @@
 //   event every create must record in the same batch (docs/webhooks.md,
 //   "Events": the event row and the read of the endpoints subscribed to it),
 //   and the log line: what a create costs before any code of the API's (the
-//   creates are also printed against it).
+//   creates are also printed against it); `?of=contacts`, the same with a
+//   contact among the caller floor's 100,000 (a contact's own indexes).
 // - the caller floor (POST `/caller`): the JSON body read, then one batch of
 //   four reads by phone, as find-caller's contract asks (docs/api.md, "Find a
 //   caller" and "Plans"): the contacts with the number, the accounts with it
@@ -28,15 +30,16 @@
 //   one INSERT … SELECT guarded by the count of scheduled visits and live
 //   holds overlapping its span (a hold takes a place as a visit does), by the
 //   (org, start, …) indexes, then the places left that the answer carries
-//   (`remaining`); and the technician booking floor (POST
+//   (`remaining`), answered with the new row; and the technician booking floor (POST
 //   `/book?technicians=20`): the visit goes, by the assignment rule, to the
 //   given technician with no visit or live hold overlapping it and the fewest
 //   visits that day (ties by id), each looked up by the (org, technician,
 //   start) index, then the technicians still free (docs/api.md,
 //   "Availability and booking");
 // - the availability floor (POST `/availability`): the JSON body read, one
-//   read of a week's visits of the given technicians occupying it, and the log
-//   line (what find costs before the slot maths);
+//   read of the visits and live holds occupying a window (a week, or to
+//   `until`) of the given technicians, or of the crew org without
+//   `technicians`, and the log line (what find costs before the slot maths);
 // - the board floor (GET `/board?start=…&end=…`): one batch of two reads, the
 //   technician org's visits starting that day but cancelled ones and its live
 //   holds of that day (docs/api.md, "The dispatch board"), and the log line.
@@ -64,9 +67,12 @@ const logLine = (method: string, route: string, started: number) =>
     }),
   );
 
-/** The write floor's one INSERT, which the outbox floor also runs. */
+/** The write floor's one INSERT, which the outbox floor also runs; the new row is the answer. */
 const INSERT_LEAD =
-  "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+  "INSERT INTO leads (org_id, id, first_name, last_name, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING *";
+/** The contact the outbox floor writes in its place with `?of=contacts`, where the caller floor finds its contacts. */
+const INSERT_CONTACT = `INSERT INTO caller_contacts (org_id, id, first_name, last_name, email, email_lower, created_at,
+  updated_at) VALUES (?1, ?2, ?3, ?4, ?5, lower(?5), ?6, ?6) RETURNING *`;
 
 /** The outbox floor's event and the read of its subscribers, which every create batches with its write. */
 const eventOf = (env: Env, type: string, data: unknown, started: number) => {
@@ -93,9 +99,9 @@ const HELD =
   "org_id = ?2 AND starts_at > ?5 - ?8 AND starts_at < ?6 AND occupied_until > ?5 AND expires_at > ?7 AND ended_at IS NULL";
 /** Visits and holds occupying the span: in crew mode it has room while fewer than ?9. */
 const OCCUPYING = `(SELECT count(*) FROM visits WHERE ${OVERLAPPING}) + (SELECT count(*) FROM holds WHERE ${HELD})`;
-/** The crew org's visit, only while fewer than ?9 visits and holds occupy its span. */
+/** The crew org's visit, only while fewer than ?9 visits and holds occupy its span; the new row is the answer. */
 const INSERT_CREW_VISIT = `INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at, occupied_until,
-  created_at, updated_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7 WHERE ${OCCUPYING} < ?9`;
+  created_at, updated_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7 WHERE ${OCCUPYING} < ?9 RETURNING *`;
 /** Whether technician t.value has no visit and no live hold occupying the span. */
 const FREE = `NOT EXISTS (SELECT 1 FROM visits INDEXED BY visits_org_technician_starts
   WHERE technician_id = t.value AND ${OVERLAPPING}) AND NOT EXISTS (SELECT 1 FROM holds WHERE technician_id = t.value AND ${HELD})`;
@@ -107,7 +113,8 @@ const INSERT_TECHNICIAN_VISIT = `INSERT INTO visits (id, org_id, client_name, in
   occupied_until, created_at, updated_at, technician_id) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?7, t.value
   FROM json_each(?9) AS t WHERE ${FREE}
   ORDER BY (SELECT count(*) FROM visits INDEXED BY visits_org_technician_starts WHERE org_id = ?2
-    AND technician_id = t.value AND status = 'scheduled' AND starts_at >= ?10 AND starts_at < ?11), t.value LIMIT 1`;
+    AND technician_id = t.value AND status = 'scheduled' AND starts_at >= ?10 AND starts_at < ?11), t.value LIMIT 1
+  RETURNING *`;
 /** The places left once the visit is in (the answer's `remaining`): crews, or technicians still free. */
 const CREWS_LEFT = `SELECT ?9 - ${OCCUPYING} AS remaining`;
 const TECHNICIANS_LEFT = `SELECT count(*) AS remaining FROM json_each(?9) AS t WHERE ${FREE}`;
@@ -142,7 +149,7 @@ export default {
         day + DAY,
       ];
       const data = { id, ...visit, startsAt: start, endsAt: start + HOUR };
-      const [, left] = await env.DB.batch<{ remaining: number }>([
+      const [inserted, left] = await env.DB.batch<Record<string, unknown>>([
         // D1 binds exactly as many values as a statement's highest ?N.
         technicians
           ? env.DB.prepare(INSERT_TECHNICIAN_VISIT).bind(...values)
@@ -151,16 +158,28 @@ export default {
         ...eventOf(env, "incident.created", data, started),
       ]);
       logLine(request.method, pathname, started);
-      return Response.json({ ...data, remaining: left!.results[0]!.remaining });
+      return Response.json({ ...inserted!.results[0], remaining: left!.results[0]!.remaining });
     }
     if (pathname === "/availability") {
-      const { dateTime, technicians } = (await request.json()) as { dateTime: string; technicians: number };
+      const { dateTime, technicians, until } = (await request.json()) as {
+        dateTime: string;
+        technicians?: number;
+        until?: string;
+      };
       const from = Date.parse(dateTime);
+      const to = until === undefined ? from + 7 * DAY : Date.parse(until);
+      // The technicians' visits, or the crew's, and the live holds, which take a place as a visit does.
+      const whose = technicians ? "AND technician_id IN (SELECT value FROM json_each(?9))" : "";
       const { results } = await env.DB.prepare(
-        `SELECT starts_at, occupied_until, technician_id FROM visits WHERE ${OVERLAPPING}
-          AND technician_id IN (SELECT value FROM json_each(?9)) ORDER BY starts_at`,
+        `SELECT starts_at, occupied_until, technician_id FROM visits WHERE ${OVERLAPPING} ${whose}
+          UNION ALL SELECT starts_at, occupied_until, technician_id FROM holds WHERE ${HELD} ${whose}
+          ORDER BY starts_at`,
       )
-        .bind(null, "org_fleet", null, null, from, from + 7 * DAY, null, HOUR, technicianIds(technicians))
+        // D1 binds exactly as many values as the statement's highest ?N: ?9 only for technicians.
+        .bind(
+          ...[null, technicians ? "org_fleet" : "org_floor", null, null, from, to, started, HOUR],
+          ...(technicians ? [technicianIds(technicians)] : []),
+        )
         .all();
       logLine(request.method, pathname, started);
       return Response.json({ occupied: results.length });
@@ -181,11 +200,11 @@ export default {
     if (pathname === "/write") {
       const lead = (await request.json()) as { firstName?: string; lastName?: string; email?: string };
       const id = crypto.randomUUID();
-      await env.DB.prepare(INSERT_LEAD)
+      const row = await env.DB.prepare(INSERT_LEAD)
         .bind("org_floor", id, lead.firstName ?? null, lead.lastName ?? null, lead.email ?? null, started)
-        .run();
+        .first();
       logLine(request.method, pathname, started);
-      return Response.json({ id });
+      return Response.json(row);
     }
     if (pathname === "/write-event") {
       const lead = (await request.json()) as { firstName?: string; lastName?: string; email?: string };
@@ -196,12 +215,20 @@ export default {
         lastName: lead.lastName ?? null,
         email: lead.email ?? null,
       };
-      await env.DB.batch([
-        env.DB.prepare(INSERT_LEAD).bind("org_floor", id, data.firstName, data.lastName, data.email, started),
-        ...eventOf(env, "lead.created", data, started),
+      const contact = searchParams.get("of") === "contacts";
+      const [inserted] = await env.DB.batch([
+        env.DB.prepare(contact ? INSERT_CONTACT : INSERT_LEAD).bind(
+          "org_floor",
+          id,
+          data.firstName,
+          data.lastName,
+          data.email,
+          started,
+        ),
+        ...eventOf(env, contact ? "contact.created" : "lead.created", data, started),
       ]);
       logLine(request.method, pathname, started);
-      return Response.json({ id });
+      return Response.json(inserted!.results[0]);
     }
     if (pathname === "/caller") {
       const { phone } = (await request.json()) as { phone: string };

@@ -22,8 +22,9 @@ INSERT INTO contacts (id, org_id, first_name, last_name, email, email_lower, mob
 // columns (migrations/) at the bench's scale and as it seeds them
 // (test/bench/seed.ts): 100,000 contacts with a mobile number, 1,000 accounts,
 // 20,000 visits over a year, each of an account and of a contact's number, no
-// plan; with an index for each way the caller is looked up, and the incidents'
-// (org, start, id) index their page floor reads. The caller, +19172000000, is one contact of
+// plan; with the API's indexes of contacts (the outbox floor's contact is
+// written under each), an index for each way the caller is looked up, and the
+// incidents' (org, start, id) index their page floor reads. The caller, +19172000000, is one contact of
 // account 0, which has 20 visits, 10 of them to come.
 const CALLER = `CREATE TABLE caller_contacts (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, first_name TEXT,
   last_name TEXT, email TEXT, email_lower TEXT, mobile_phone TEXT, business_phone TEXT, account_id TEXT,
@@ -31,6 +32,10 @@ const CALLER = `CREATE TABLE caller_contacts (id TEXT PRIMARY KEY NOT NULL, org_
   created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, mobile_e164 TEXT, business_e164 TEXT);
 CREATE INDEX caller_contacts_mobile ON caller_contacts (org_id, mobile_e164, created_at, id);
 CREATE INDEX caller_contacts_business ON caller_contacts (org_id, business_e164, created_at, id);
+CREATE INDEX caller_contacts_created ON caller_contacts (org_id, created_at, id);
+CREATE INDEX caller_contacts_account ON caller_contacts (org_id, account_id, created_at, id);
+CREATE INDEX caller_contacts_email ON caller_contacts (org_id, email_lower, created_at, id);
+CREATE INDEX caller_contacts_updated ON caller_contacts (org_id, updated_at);
 INSERT INTO caller_contacts (id, org_id, first_name, last_name, email, email_lower, mobile_phone, mobile_e164,
   account_id, created_at, updated_at)
   WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 99999)
@@ -84,8 +89,9 @@ CREATE TABLE webhook_endpoints (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NU
 CREATE INDEX webhook_endpoints_org ON webhook_endpoints (org_id, created_at);`;
 
 // The booking, availability and board floors' visits and holds: the API's columns
-// (migrations/), with the (org, start, …) index every count of places reads and
-// the (org, technician, start) index a technician's own visits are read by.
+// (migrations/), with the (org, start, …) index every count of places reads,
+// the (org, technician, start) index a technician's own visits are read by, and
+// the API's other indexes of visits (the list's filters), which a booking writes.
 // A crew org (org_floor) as dense as the bench's heavy org: 20,000 visits over a
 // year, about 5.5 in each hour of 13:00–23:00 UTC (08:00–18:00 in New York). A
 // technician-mode org (org_fleet) as the bench's fleet: 20 technicians, 5,000
@@ -95,9 +101,15 @@ const VISITS = `CREATE TABLE visits (id TEXT PRIMARY KEY NOT NULL, org_id TEXT N
   created_at INTEGER NOT NULL, status TEXT DEFAULT 'scheduled' NOT NULL, phone TEXT, notes TEXT,
   updated_at INTEGER DEFAULT 0 NOT NULL, cancelled_at INTEGER, cancel_reason TEXT, service_id TEXT,
   technician_id TEXT, postal_code TEXT, occupied_until INTEGER DEFAULT 0 NOT NULL,
-  arrival_window_minutes INTEGER DEFAULT 0 NOT NULL);
+  arrival_window_minutes INTEGER DEFAULT 0 NOT NULL, closed_at INTEGER, outcome_note TEXT, plan_id TEXT);
 CREATE INDEX visits_org_starts ON visits (org_id, starts_at, occupied_until, technician_id, status);
 CREATE INDEX visits_org_technician_starts ON visits (org_id, technician_id, starts_at, id);
+CREATE INDEX visits_org_starts_id ON visits (org_id, starts_at, id);
+CREATE INDEX visits_org_status_starts ON visits (org_id, status, starts_at, id);
+CREATE INDEX visits_org_account_starts ON visits (org_id, account_id, starts_at, id);
+CREATE INDEX visits_org_phone_starts ON visits (org_id, phone, starts_at, id);
+CREATE INDEX visits_org_service_starts ON visits (org_id, service_id, starts_at, id);
+CREATE INDEX visits_org_plan_starts ON visits (org_id, plan_id, starts_at);
 INSERT INTO visits (id, org_id, client_name, insect_name, starts_at, ends_at, occupied_until, created_at, updated_at)
   WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 19999),
     at(day) AS (SELECT unixepoch() / 86400 * 86400000)
@@ -115,12 +127,22 @@ CREATE TABLE holds (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, starts_a
   expires_at INTEGER NOT NULL, ended_at INTEGER, incident_id TEXT, created_at INTEGER NOT NULL);
 CREATE INDEX holds_org_starts ON holds (org_id, starts_at, occupied_until, technician_id, expires_at);`;
 
+// The write floors' leads: the API's columns and indexes (migrations/).
+const LEADS = `CREATE TABLE leads (id TEXT PRIMARY KEY NOT NULL, org_id TEXT NOT NULL, first_name TEXT, last_name TEXT,
+  title TEXT, company_name TEXT, email TEXT, mobile_phone TEXT, business_phone TEXT, lead_source INTEGER,
+  account_type INTEGER, rating INTEGER, estimated_value REAL, estimated_close_date INTEGER, building_location TEXT,
+  street1 TEXT, street2 TEXT, city TEXT, postal_code TEXT, state TEXT, country TEXT, created_at INTEGER NOT NULL,
+  mobile_e164 TEXT, business_e164 TEXT);
+CREATE INDEX leads_org_created ON leads (org_id, created_at);
+CREATE INDEX leads_org_mobile ON leads (org_id, mobile_e164);
+CREATE INDEX leads_org_business ON leads (org_id, business_e164);`;
+
 /** The floor worker under its own `wrangler dev`, with the one account it reads, the tables its writes fill, the contacts it pages, the caller it finds and the visits it counts. */
 export async function startFloor(dir: string): Promise<DevServer> {
   const config = path.join(FLOOR_DIR, "wrangler.toml");
   await d1Execute(
     dir,
-    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); CREATE TABLE leads (org_id TEXT NOT NULL, id TEXT NOT NULL, first_name TEXT, last_name TEXT, email TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (org_id, id)); ${CONTACTS} ${CALLER} ${OUTBOX} ${VISITS}`,
+    `CREATE TABLE accounts (org_id TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, city TEXT, PRIMARY KEY (org_id, id)); INSERT INTO accounts VALUES ('org_floor', 'acct_floor', 'Floor Ltd', 'Leeds'); ${LEADS} ${CONTACTS} ${CALLER} ${OUTBOX} ${VISITS}`,
     config,
   );
   return DevServer.start(dir, await freePort(), ["--config", config]);
