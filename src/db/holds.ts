@@ -163,8 +163,6 @@ export const HOLD_CLAIM = once(() => {
   );
   const booked = sql`EXISTS (SELECT 1 FROM ${incidents} WHERE ${eq(incidents.id, param("id"))})`;
   return {
-    /** The hold as it was before the booking (none: unknown to this org). */
-    read: (db: Db) => db.select().from(holds).where(named),
     matches: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${matching})`,
     lapsed: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${and(named, lte(holds.expiresAt, now))})`,
     technician: sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${named})`,
@@ -178,6 +176,21 @@ export const HOLD_CLAIM = once(() => {
     expired: sql`CASE WHEN EXISTS (SELECT 1 FROM ${holds} WHERE ${and(named, eq(holds.incidentId, param("id")))}) THEN json('false') ELSE json('true') END`,
   };
 });
+
+const holdById = prepared((db) =>
+  db
+    .select()
+    .from(holds)
+    .where(and(eq(holds.orgId, param("orgId")), eq(holds.id, param("holdId")))),
+);
+
+/**
+ * The hold a refused booking named, read after the refusal (none: unknown to
+ * this org). The refused batch wrote nothing, so it is the hold the booking met,
+ * or later; it costs the refusal's trip, never a booking's.
+ */
+export const holdNamed = (db: Db, orgId: string, holdId: string): Promise<HoldRow | undefined> =>
+  holdById(db, { orgId, holdId }).get();
 
 /** The cron sweep: holds a day after they expired or ended go (expiry is a condition of every query: it needs no job). */
 export async function sweepHolds(db: Db, now: number) {

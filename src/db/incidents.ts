@@ -17,7 +17,7 @@ import {
   preparedWith,
 } from "./client";
 import type { Actor } from "./events";
-import { HOLD_CLAIM, type HoldRow } from "./holds";
+import { HOLD_CLAIM, type HoldRow, holdNamed } from "./holds";
 import type { IdempotencyKey, Written } from "./idempotency";
 import { assignee, type PlaceMode, type Placement, placeTemplate, placeValues, roomFor } from "./occupancy";
 import { hasPhone } from "./phones";
@@ -100,7 +100,7 @@ export type Booked = { written: Written } | { written?: undefined; hold?: HoldRo
 
 /**
  * Books a new incident's visit in one round trip: its JSON or, when it was
- * not booked, the named hold as it was. One statement decides and writes: in
+ * not booked, the named hold (read then). One statement decides and writes: in
  * crew mode the row is inserted only while fewer than `capacity` visits and
  * holds occupy each instant of its span; in technician mode it is inserted
  * with the technician assignee() picks, and only if there is one; on a live
@@ -127,12 +127,12 @@ export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked>
     body: booking.template.body,
     values: booking.values,
   });
-  return applied ? { written } : { hold: heldBefore(results) };
+  return applied ? { written } : { hold: await heldAfterRefusal(db, request) };
 }
 
-/** The hold a booking named, as the batch read it before booking (none: unknown to the org, or none named). */
-export const heldBefore = (results: { hold?: unknown }): HoldRow | undefined =>
-  (results.hold as HoldRow[] | undefined)?.[0];
+/** The hold a refused booking named, read now (none: unknown to the org, or none named). */
+export const heldAfterRefusal = async (db: Db, { org, holdId }: BookingRequest): Promise<HoldRow | undefined> =>
+  holdId === undefined ? undefined : holdNamed(db, org.id, holdId);
 
 /**
  * A new incident's booking, ready for a batch (bookSlot's, or a plan's
@@ -173,7 +173,7 @@ export function bookingOf(booking: BookingRequest) {
   const statements = (db: Db): Record<string, BatchItem<"sqlite">> => {
     const inserted = template.insert(db, values);
     return template.hold
-      ? { hold: template.hold.read(db, values), inserted, used: template.hold.use(db, values) }
+      ? { inserted, used: template.hold.use(db, values) }
       : { inserted };
   };
   return { id, row, template, values, statements };
@@ -204,7 +204,7 @@ const withRemaining = (view: SQL, left: SQL) => sql`json_set(${view}, '$.appoint
  * `view` (the incident's JSON). Naming a hold (`holdId`, `holdPostalCode`),
  * the row goes in on the hold's place and technician when the hold is live
  * for this visit, else as without it (when the visit is "open"), and the
- * batch reads the hold before and uses it up after.
+ * batch uses the hold up after.
  */
 function bookingTemplate(mode: PlaceMode, claim: HoldClaim) {
   const place = placeTemplate(mode);
@@ -228,7 +228,7 @@ function bookingTemplate(mode: PlaceMode, claim: HoldClaim) {
         hold ? sql`(${hold.matches} OR (${hold.lapsed} AND ${room}))` : room,
       ),
     ),
-    hold: hold && { read: prepared(hold.read), use: prepared(hold.use) },
+    hold: hold && { use: prepared(hold.use) },
     view,
     body: hold ? sql`json_set(${remaining}, '$.holdExpired', ${hold.expired})` : remaining,
   };

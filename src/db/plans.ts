@@ -30,7 +30,7 @@ import {
   type Booked,
   type BookingRequest,
   bookingOf,
-  heldBefore,
+  heldAfterRefusal,
   type IncidentRow,
   incidentView,
   ofCaller,
@@ -156,7 +156,7 @@ export async function createPlan(
   });
   const template = planTemplates(booking.template);
   const values = { ...booking.values, ...planValues(row), planView: JSON.stringify(planView(row)) };
-  const { applied, results, written } = await commitWrite(db, {
+  const { applied, written } = await commitWrite(db, {
     orgId: org.id,
     now,
     idempotencyKey,
@@ -174,7 +174,7 @@ export async function createPlan(
   const { decideAt } = row;
   return applied
     ? { written, planId, decideAt }
-    : { hold: heldBefore(results as { hold?: unknown }), planId, decideAt };
+    : { hold: await heldAfterRefusal(db, request), planId, decideAt };
 }
 
 const planById = preparedWith((db, has) =>

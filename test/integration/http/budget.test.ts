@@ -237,6 +237,13 @@ describe("D1 budget per request", () => {
     await send(recorded, "/api/v1/ai-agent/available-appointments", { dateTime: start, limit: 5 });
     const read = recorded.trips.flatMap((trip) => trip.statements).find((s) => /from "holds"/i.test(s.sql));
     expect((await plan(read!)).join("\n")).toMatch(/SEARCH holds USING COVERING INDEX holds_org_starts/);
+    // A booking on a hold reads the hold only when refused, in the refusal's own trip (a booking that
+    // goes ahead takes no extra trip: `booked` above); here the hold is unknown to the org.
+    const refused = wrapD1(env.DB);
+    const unknown = `${hold.body.holdId.slice(0, -1)}${hold.body.holdId.endsWith("0") ? "1" : "0"}`;
+    const again = await send(refused, "/api/v1/ai-agent/create-incident", { ...booking, holdId: unknown });
+    expect(again.status, JSON.stringify(again.body)).toBe(422);
+    expect(refused.trips.map((trip) => trip.statements.length)).toEqual([3, 1]);
   });
 
   it.each([
