@@ -116,7 +116,7 @@ export type Booked = { written: Written } | { written?: undefined; hold?: HoldRo
 export async function bookSlot(db: Db, request: BookingRequest): Promise<Booked> {
   const { org, now, idempotencyKey, actor } = request;
   const booking = bookingOf(request);
-  const { applied, results, written } = await commitWrite(db, {
+  const { applied, written } = await commitWrite(db, {
     orgId: org.id,
     now,
     idempotencyKey,
@@ -172,9 +172,7 @@ export function bookingOf(booking: BookingRequest) {
   };
   const statements = (db: Db): Record<string, BatchItem<"sqlite">> => {
     const inserted = template.insert(db, values);
-    return template.hold
-      ? { inserted, used: template.hold.use(db, values) }
-      : { inserted };
+    return template.hold ? { inserted, used: template.hold.use(db, values) } : { inserted };
   };
   return { id, row, template, values, statements };
 }

@@ -172,9 +172,7 @@ export async function createPlan(
     values,
   });
   const { decideAt } = row;
-  return applied
-    ? { written, planId, decideAt }
-    : { hold: await heldAfterRefusal(db, request), planId, decideAt };
+  return applied ? { written, planId, decideAt } : { hold: await heldAfterRefusal(db, request), planId, decideAt };
 }
 
 const planById = preparedWith((db, has) =>
