@@ -5,7 +5,7 @@
 // them (ofCaller in src/db/incidents.ts); this module only says who the caller is.
 import type { Context } from "hono";
 import type { KeyRole } from "../../drizzle/schema";
-import type { AppEnv, CallOrigin } from "../env";
+import type { AppEnv, CallOrigin, Org } from "../env";
 import { normalizePhone } from "../lib/phones";
 import { ApiError } from "./problem";
 
@@ -14,10 +14,30 @@ const CALL_ID = /^[\x20-\x7e]{1,128}$/;
 /** A reported call id: 1 to 128 printable ASCII characters, else none (never a 422). */
 const callIdOf = (value: unknown): string | null => (typeof value === "string" && CALL_ID.test(value) ? value : null);
 
+/**
+ * Numbers this isolate has read as callers', by org, country and text: a call
+ * reports its caller on each of its requests, and parsing a number costs more
+ * than the rest of a bound request's checks. Kept per org, so that no org's
+ * timing tells whom another org's agents talk to; at most CALLERS_KEPT, then forgotten.
+ */
+const callers = new Map<string, string | null>();
+const CALLERS_KEPT = 1_000;
+
+/** A reported number as E.164, read in the org's country; null when it is not a valid number. */
+export function callerNumber(org: Pick<Org, "id" | "country">, text: string): string | null {
+  const key = `${org.id} ${org.country} ${text}`;
+  const known = callers.get(key);
+  if (known !== undefined) return known;
+  const phone = normalizePhone(text, org.country);
+  if (callers.size >= CALLERS_KEPT) callers.clear();
+  callers.set(key, phone);
+  return phone;
+}
+
 /** The first reported number that parses to a valid one, in the org's country; none else (a withheld number, "anonymous"). */
-function firstNumber(reported: unknown[], country: string): string | null {
+function firstNumber(reported: unknown[], org: Org): string | null {
   for (const value of reported) {
-    const phone = typeof value === "string" && value.length <= 40 ? normalizePhone(value, country) : null;
+    const phone = typeof value === "string" && value.length <= 40 ? callerNumber(org, value) : null;
     if (phone) return phone;
   }
   return null;
@@ -37,7 +57,7 @@ export function originOf(
   return {
     channel,
     callId: callIdOf(envelope.callId) ?? callIdOf(c.req.header("X-Call-Id")),
-    callerPhone: numbers.length === 0 ? null : firstNumber(numbers, c.var.org.country),
+    callerPhone: numbers.length === 0 ? null : firstNumber(numbers, c.var.org),
   };
 }
 

@@ -20,24 +20,11 @@ const metadata = once(() => JSON.parse(METADATA) as MetadataJson);
 export const isPhoneCountry = (code: string): boolean =>
   /^[A-Z]{2}$/.test(code) && isSupportedCountry(code as CountryCode, metadata());
 
-/**
- * Numbers this isolate has read, by country and text: a call reports the same
- * caller's number on each of its requests, and parsing one costs more than the
- * rest of a bound request's checks. At most NORMALIZED_MAX, then forgotten.
- */
-const normalized = new Map<string, string | null>();
-const NORMALIZED_MAX = 1000;
-
 /** `text` as E.164 (`+19175550134`) when it is a valid number, read in `country` without "+"; else null. */
 export function normalizePhone(text: string, country: string): string | null {
-  const key = `${country} ${text}`;
-  const known = normalized.get(key);
-  if (known !== undefined) return known;
-  const parsed = isPhoneCountry(country) ? parsePhoneNumberFromString(text, country as CountryCode, metadata()) : null;
-  const phone = parsed?.isValid() ? parsed.number : null;
-  if (normalized.size >= NORMALIZED_MAX) normalized.clear();
-  normalized.set(key, phone);
-  return phone;
+  if (!isPhoneCountry(country)) return null;
+  const parsed = parsePhoneNumberFromString(text, country as CountryCode, metadata());
+  return parsed?.isValid() ? parsed.number : null;
 }
 
 /** The E.164 columns stored beside a record's free-text phone fields (null where a field is absent or no number). */

@@ -28,22 +28,6 @@ describe("normalizePhone", () => {
   });
 });
 
-describe("normalizePhone, read again", () => {
-  it("answers a number it has read as the first time, in its own country only", () => {
-    for (let round = 0; round < 2; round++) {
-      expect(normalizePhone("020 7946 0958", "GB")).toBe("+442079460958");
-      expect(normalizePhone("020 7946 0958", "US")).toBeNull();
-      expect(normalizePhone("06 12 34 56 78", "FR")).toBe("+33612345678");
-    }
-  });
-
-  it("still answers right after more numbers than it keeps", () => {
-    for (let i = 0; i < 2500; i++) normalizePhone(`(917) 555-${String(i % 10000).padStart(4, "0")}`, "US");
-    expect(normalizePhone("(917) 555-0134", "US")).toBe("+19175550134");
-    expect(normalizePhone("12345", "US")).toBeNull();
-  });
-});
-
 describe("isPhoneCountry", () => {
   it.each([
     ["US", true],
