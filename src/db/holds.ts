@@ -163,6 +163,8 @@ export const HOLD_CLAIM = once(() => {
   );
   const booked = sql`EXISTS (SELECT 1 FROM ${incidents} WHERE ${eq(incidents.id, param("id"))})`;
   return {
+    /** The hold by its id, as it is (none: unknown to this org). */
+    read: (db: Db) => db.select().from(holds).where(named),
     matches: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${matching})`,
     lapsed: sql`EXISTS (SELECT 1 FROM ${holds} WHERE ${and(named, lte(holds.expiresAt, now))})`,
     technician: sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${named})`,
@@ -177,12 +179,7 @@ export const HOLD_CLAIM = once(() => {
   };
 });
 
-const holdById = prepared((db) =>
-  db
-    .select()
-    .from(holds)
-    .where(and(eq(holds.orgId, param("orgId")), eq(holds.id, param("holdId")))),
-);
+const holdById = prepared((db) => HOLD_CLAIM().read(db));
 
 /**
  * The hold a refused booking named, read after the refusal (none: unknown to
