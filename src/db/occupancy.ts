@@ -217,9 +217,20 @@ export interface Span {
   end: Bound;
 }
 
-/** Crew mode: whether a visit occupying `span` still fits, in SQL (the org's longest span read in the statement). */
-export const crewFits = (census: Census, span: Span): SQL =>
-  sql`${peakIn({ ...census, fresh: true }, span)} < ${census.org.schedule.capacity}`;
+/**
+ * Crew mode: whether a visit occupying `span` still fits, in SQL (the org's
+ * longest span read in the statement). No instant holds more than all that
+ * occupy the span, so fewer of those than crews is room, and only a span
+ * holding as many needs its peak (CASE evaluates only the branch it takes).
+ */
+export function crewFits(census: Census, span: Span): SQL {
+  const fresh = { ...census, fresh: true };
+  const capacity = census.org.schedule.capacity;
+  const occupyingSpan = (table: Occupant) =>
+    sql`(SELECT count(*) FROM ${table} WHERE ${overlapping(table, fresh, span)})`;
+  return sql`(CASE WHEN ${occupyingSpan(incidents)} + ${occupyingSpan(holds)} < ${capacity} THEN 1
+    ELSE ${peakIn(fresh, span)} < ${capacity} END)`;
+}
 
 /** Crew mode: the crews left free for the whole of `span` once a visit occupying it is written, in SQL. */
 const crewsLeft = (census: Census, span: Span): SQL =>

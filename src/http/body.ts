@@ -10,6 +10,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 const DISCARD_BYTES = 4 * 1024 * 1024;
 // The same rule Hono's json validator uses to decide a body is JSON.
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+// Stateless between calls (no `stream` option), so one serves every request.
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 export const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -28,7 +30,7 @@ export async function readJsonObject(request: Request, limit: number) {
   let text: string;
   let parsed: unknown;
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = UTF8.decode(bytes);
     parsed = JSON.parse(text);
   } catch {
     throw new ApiError("malformed_json", "The body is not valid UTF-8 JSON");
@@ -46,11 +48,21 @@ export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next
   await next();
 });
 
-/** The body's bytes, refusing (413) as soon as more than `limit` arrive, whatever Content-Length claims. */
+/**
+ * The body's bytes, refusing (413) past `limit`: on its Content-Length before
+ * reading, or, sent without one (chunked), as soon as more than `limit` arrive.
+ */
 export async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
   const tooLarge = () => new ApiError("payload_too_large", `The body must be at most ${limit} bytes`);
-  if (Number(request.headers.get("Content-Length") ?? 0) > limit) throw tooLarge();
+  const declared = request.headers.get("Content-Length");
+  if (Number(declared ?? 0) > limit) throw tooLarge();
   if (!request.body) return new Uint8Array();
+  // A declared length frames the body (the runtime ends it there), so it is read in one call.
+  if (declared !== null) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength > limit) throw tooLarge();
+    return bytes;
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

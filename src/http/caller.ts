@@ -57,7 +57,7 @@ export function originOf(
   return {
     channel,
     callId: callIdOf(envelope.callId) ?? callIdOf(c.req.header("X-Call-Id")),
-    callerPhone: numbers.length === 0 ? null : firstNumber(numbers, c.var.org),
+    callerPhone: numbers.length === 0 ? null : firstNumber(numbers, c.get("org")),
   };
 }
 
@@ -67,7 +67,7 @@ export function originOf(
  * caller_unknown.
  */
 export function boundCaller(c: Context<AppEnv>): string | undefined {
-  const { role, callerPhone } = c.var.actor;
+  const { role, callerPhone } = c.get("actor");
   if (role !== "agent") return undefined;
   if (callerPhone === null)
     throw new ApiError(

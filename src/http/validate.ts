@@ -55,13 +55,13 @@ function validatorOf(target: "json" | "query" | "param", schema: z.ZodType): Mid
     // the schema cannot check it: it is checked here, with the other fields,
     // before anything else (the Idempotency-Key included) looks at the request.
     const phone = known.includes("phone") ? (result.data as Record<string, unknown>)?.phone : undefined;
-    const country = (c.var as { org?: { country: string } }).org?.country;
+    const country = (c.get("org") as { country: string } | undefined)?.country;
     if (typeof phone === "string" && phone.trim() !== "" && country && !errors.some((e) => e.path === "phone")) {
       if (normalizePhone(phone.trim(), country) === null) errors.push(INVALID_PHONE);
     }
     // Only an agent key may leave out the caller's phone: its call's caller stands in.
     const absent = phone === undefined || phone === null || (typeof phone === "string" && phone.trim() === "");
-    const role = (c.var as { actor?: { role: string } }).actor?.role;
+    const role = (c.get("actor") as { role: string } | undefined)?.role;
     if (callersPhone && absent && role !== "agent" && !errors.some((e) => e.path === "phone"))
       errors.push({ path: "phone", code: "required", message: "is required" });
     if (errors.length > 0) throw validationFailed(errors);

@@ -115,7 +115,7 @@ export function integrationRoutes(fetchApp: FetchApp, operations: readonly Opera
         if (new URL(c.req.url).search !== "")
           throw validationFailed([{ path: "query", code: "unknown_field", message: "takes no query parameters" }]);
         const origin = new URL(c.req.url).origin;
-        const target = { origin, orgId: c.get("orgId"), role: c.var.actor.role };
+        const target = { origin, orgId: c.get("orgId"), role: c.get("actor").role };
         return c.json(toolDefinitions(platform, operations, target), 200);
       })
       .all(`/${platform}/tools`, methodNotAllowed("GET"));

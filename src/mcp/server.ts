@@ -102,7 +102,7 @@ function readCalls(body: unknown): SentCalls {
 
 /** A call's answer as an MCP tool result: the operation's JSON, or its problem document with isError. */
 async function toolResult(c: Context<AppEnv>, fetchApp: FetchApp, op: Operation, args: Record<string, unknown>) {
-  const { callId, callerPhone } = c.var.actor;
+  const { callId, callerPhone } = c.get("actor");
   const response = await runTool(c, fetchApp, op, args, { channel: "mcp", callId, callerPhone });
   const text = await response.text();
   const content = [{ type: "text" as const, text }];
@@ -157,7 +157,7 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operation
     { name: "field-service-api", version: "1.0.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
   );
-  const { role } = c.var.actor;
+  const { role } = c.get("actor");
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools(operations, role) }));
   server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
     const invalid = sent.invalid.get(extra.requestId);

@@ -32,10 +32,11 @@ export const idempotency = createMiddleware<AppEnv>(async function idempotency(c
   const url = new URL(c.req.url);
   const bodyHash = await sha256Hex(c.get("rawBody") ?? new Uint8Array());
   // A bound call's caller is part of its request: another caller's retry with the key never replays this answer.
-  const { role, callerPhone } = c.var.actor;
+  const { role, callerPhone } = c.get("actor");
   const bound = role === "agent" ? ` ${callerPhone}` : "";
   const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${bodyHash}${bound}`);
-  const { db, orgId } = c.var;
+  const db = c.get("db");
+  const orgId = c.get("orgId");
   const idempotencyKey: IdempotencyKey = { orgId, key, claimedAt: Date.now(), requestHash };
   c.set("idempotencyKey", idempotencyKey);
   await next();

@@ -23,7 +23,8 @@ export const boardOperations = [
     query: boardQuery,
     response: board,
     handler: async (c, { query }) => {
-      const { db, org } = c.var;
+      const db = c.get("db");
+      const org = c.get("org");
       const { schedule } = org;
       const now = Date.now();
       const date = query.date ?? localDateOf(now, schedule.timeZone);

@@ -81,7 +81,10 @@ async function changeLoop(
   ) => Promise<Response | { changed: IncidentRow; move?: Placement; type?: EventType }>,
   oneTrip?: (now: number) => { change: OneTripChange; back: number } | undefined,
 ): Promise<Response> {
-  const { db, org, idempotencyKey, actor } = c.var;
+  const db = c.get("db");
+  const org = c.get("org");
+  const idempotencyKey = c.get("idempotencyKey");
+  const actor = c.get("actor");
   // A bound call reads only the caller's incident: another's is not found, and so never changed.
   const caller = boundCaller(c);
   const now = Date.now();
@@ -124,7 +127,8 @@ export const incidentOperations = [
     response: incident,
     errors: ["incident_not_found", "caller_unknown"],
     handler: async (c, { params }) => {
-      const { db, org } = c.var;
+      const db = c.get("db");
+      const org = c.get("org");
       const row = await getIncident(db, org.id, params.id, boundCaller(c));
       if (!row) throw notFound();
       return c.json(incidentView(row, org.schedule.timeZone), 200);
@@ -146,7 +150,8 @@ export const incidentOperations = [
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
-      const { db, org } = c.var;
+      const db = c.get("db");
+      const org = c.get("org");
       const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
       const caller = boundCaller(c);
       if (caller !== undefined && filters.phone !== undefined && filters.phone !== caller) throw callerMismatch();
@@ -220,7 +225,8 @@ export const incidentOperations = [
     response: incident,
     errors: ["incident_not_found", "incident_not_changeable", "slot_unavailable", "caller_unknown"],
     handler: (c, { params, body: { dateTime } }) => {
-      const { db, org } = c.var;
+      const db = c.get("db");
+      const org = c.get("org");
       let tried: IncidentRow | undefined;
       return changeLoop(
         c,
