@@ -128,11 +128,7 @@ function operationRequest(c: Context<AppEnv>, op: Operation, args: Record<string
  */
 export const asToolCall = createMiddleware<AppEnv>(async function asToolCall(c, next) {
   const { carrier, origin } = calls.get(c.req.raw)!;
-  const requestId = carrier.get("requestId");
-  const orgId = carrier.get("orgId");
-  const org = carrier.get("org");
-  const db = carrier.get("db");
-  const actor = carrier.get("actor");
+  const { requestId, orgId, org, db, actor } = carrier.var;
   c.set("requestId", requestId);
   c.set("orgId", orgId);
   c.set("org", org);

@@ -43,8 +43,7 @@ export const aiAgentOperations = [
     body: availableAppointmentsBody,
     response: availableAppointments,
     handler: async (c, { body: { dateTime, limit, ...visit } }) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const { timeZone } = org.schedule;
       const request = requestOrFail(org, visit);
       const { slots } = await scanBookable(db, { org, request, now: Date.now(), from: dateTime, limit });
@@ -65,8 +64,7 @@ export const aiAgentOperations = [
     body: bookingCheckBody,
     response: bookingCheck,
     handler: async (c, { body: { dateTime, ...visit } }) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const { timeZone } = org.schedule;
       const now = Date.now();
       const request = requestOrFail(org, visit);
@@ -127,9 +125,7 @@ export const aiAgentOperations = [
     response: heldSlot,
     errors: ["slot_unavailable", "hold_limit_reached"],
     handler: async (c, { body: { dateTime, holdMinutes, ...visit } }) => {
-      const db = c.get("db");
-      const org = c.get("org");
-      const idempotencyKey = c.get("idempotencyKey");
+      const { db, org, idempotencyKey } = c.var;
       const request = requestOrFail(org, visit);
       const now = Date.now();
       const { slot, reason } = assessVisit(request, now, dateTime);
@@ -159,9 +155,7 @@ export const aiAgentOperations = [
     body: releaseHoldBody,
     response: releasedHold,
     handler: async (c, { body: { holdId } }) => {
-      const db = c.get("db");
-      const org = c.get("org");
-      const idempotencyKey = c.get("idempotencyKey");
+      const { db, org, idempotencyKey } = c.var;
       const released = await releaseHold(db, { org, id: holdId, now: Date.now(), idempotencyKey });
       if (!released) throw validationFailed([unknownHold()]);
       return writtenResponse(c, released);
@@ -182,8 +176,7 @@ export const aiAgentOperations = [
     response: caller,
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { body }) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const given = body.phone === null ? null : e164OrFail(body.phone, org.country);
       const caller = boundCaller(c);
       if (caller !== undefined && given !== null && given !== caller) throw callerMismatch();
@@ -215,10 +208,7 @@ export async function bookOrRefuse(
   { dateTime, phone, serviceId, holdId, ...details }: VisitBody,
   book: (request: BookingRequest) => Promise<Booked>,
 ): Promise<Response> {
-  const db = c.get("db");
-  const org = c.get("org");
-  const idempotencyKey = c.get("idempotencyKey");
-  const actor = c.get("actor");
+  const { db, org, idempotencyKey, actor } = c.var;
   // An agent's booking with no phone is the caller's (a reported one); another phone is kept as given.
   const given = phone === null ? null : e164OrFail(phone, org.country);
   const incident = { ...details, phone: given ?? (actor.role === "agent" ? actor.callerPhone : null) };

@@ -23,8 +23,7 @@ export const boardOperations = [
     query: boardQuery,
     response: board,
     handler: async (c, { query }) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const { schedule } = org;
       const now = Date.now();
       const date = query.date ?? localDateOf(now, schedule.timeZone);

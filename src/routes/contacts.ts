@@ -21,11 +21,7 @@ export const contactOperations = [
     body: createContactBody,
     response: contact,
     handler: async (c, { body }) => {
-      const db = c.get("db");
-      const orgId = c.get("orgId");
-      const org = c.get("org");
-      const idempotencyKey = c.get("idempotencyKey");
-      const actor = c.get("actor");
+      const { db, orgId, org, idempotencyKey, actor } = c.var;
       const written = await createContact(db, {
         orgId,
         country: org.country,
@@ -55,9 +51,7 @@ export const contactOperations = [
     response: contactPage,
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
-      const db = c.get("db");
-      const orgId = c.get("orgId");
-      const org = c.get("org");
+      const { db, orgId, org } = c.var;
       const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
       // A cursor belongs to one org and one set of filters (normalised, so that
       // equivalent spellings of a filter share cursors); `limit` may change.

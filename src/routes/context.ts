@@ -27,8 +27,7 @@ export const contextOperations = [
       "Call it first: the organisation, its time zone, now (UTC and local, with the weekday), the opening hours of the next 7 local dates (closed dates with no intervals), the services an agent may book, and the next bookable slot of the default visit (null when none).",
     response: callContext,
     handler: async (c) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const { timeZone, weeklyHours, closedDates } = org.schedule;
       const now = Date.now();
       const today = localDateOf(now, timeZone);

@@ -24,9 +24,7 @@ export const eventOperations = [
     response: eventPage,
     handler: async (c, { query }) => {
       const { limit, cursor, type } = query;
-      const db = c.get("db");
-      const orgId = c.get("orgId");
-      const org = c.get("org");
+      const { db, orgId, org } = c.var;
       const scope = { secret: org.cursorSecret, filters: ["events", type ?? null] };
       const after = cursor === undefined ? START : await decodeCursor(cursor, scope);
       const page = await listEvents(db, { orgId, type, after: after.at, limit });

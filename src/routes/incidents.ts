@@ -81,10 +81,7 @@ async function changeLoop(
   ) => Promise<Response | { changed: IncidentRow; move?: Placement; type?: EventType }>,
   oneTrip?: (now: number) => { change: OneTripChange; back: number } | undefined,
 ): Promise<Response> {
-  const db = c.get("db");
-  const org = c.get("org");
-  const idempotencyKey = c.get("idempotencyKey");
-  const actor = c.get("actor");
+  const { db, org, idempotencyKey, actor } = c.var;
   // A bound call reads only the caller's incident: another's is not found, and so never changed.
   const caller = boundCaller(c);
   const now = Date.now();
@@ -127,8 +124,7 @@ export const incidentOperations = [
     response: incident,
     errors: ["incident_not_found", "caller_unknown"],
     handler: async (c, { params }) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const row = await getIncident(db, org.id, params.id, boundCaller(c));
       if (!row) throw notFound();
       return c.json(incidentView(row, org.schedule.timeZone), 200);
@@ -150,8 +146,7 @@ export const incidentOperations = [
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
       const caller = boundCaller(c);
       if (caller !== undefined && filters.phone !== undefined && filters.phone !== caller) throw callerMismatch();
@@ -225,8 +220,7 @@ export const incidentOperations = [
     response: incident,
     errors: ["incident_not_found", "incident_not_changeable", "slot_unavailable", "caller_unknown"],
     handler: (c, { params, body: { dateTime } }) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       let tried: IncidentRow | undefined;
       return changeLoop(
         c,

@@ -87,8 +87,7 @@ export const planOperations = [
     response: plan,
     errors: ["plan_not_found", "caller_unknown"],
     handler: async (c, { params }) => {
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const row = await getPlan(db, org.id, params.id, boundCaller(c));
       if (!row) throw notFound();
       return c.json(planView(row), 200);
@@ -110,8 +109,7 @@ export const planOperations = [
     errors: ["caller_mismatch", "caller_unknown"],
     handler: async (c, { query }) => {
       const { limit, cursor, phone, ...rest } = query;
-      const db = c.get("db");
-      const org = c.get("org");
+      const { db, org } = c.var;
       const filters = { ...rest, ...(phone === undefined ? {} : { phone: e164OrFail(phone, org.country) }) };
       const caller = boundCaller(c);
       if (caller !== undefined && filters.phone !== undefined && filters.phone !== caller) throw callerMismatch();
@@ -148,10 +146,7 @@ export const planOperations = [
     response: plan,
     errors: ["plan_not_found", "caller_unknown"],
     handler: async (c, { params, body: { reason, cancelVisits } }) => {
-      const db = c.get("db");
-      const org = c.get("org");
-      const idempotencyKey = c.get("idempotencyKey");
-      const actor = c.get("actor");
+      const { db, org, idempotencyKey, actor } = c.var;
       const caller = boundCaller(c);
       // First in one round trip; a plan the batch cannot cancel alone is read, then cancelled.
       const start = Date.now();
