@@ -196,6 +196,12 @@ export const spanOf = ({ request, slot }: Placement): SlotTimes => ({
   end: slot.end + request.visit.bufferMs,
 });
 
+/** Crew mode: the visits and holds occupying some instant of `range`, in SQL. */
+const occupyingCount = (census: Census, range: Span): SQL => {
+  const of = (table: Occupant) => sql`(SELECT count(*) FROM ${table} WHERE ${overlapping(table, census, range)})`;
+  return sql`(${of(incidents)} + ${of(holds)})`;
+};
+
 /**
  * Crew mode: the most visits and holds occupying one instant of `span`, in
  * SQL. The count rises only where one starts, so it is counted at the span's
@@ -206,9 +212,7 @@ function peakIn(census: Census, span: Span): SQL {
     sql`SELECT ${table.startsAt} FROM ${table} WHERE ${overlapping(table, census, span)} AND ${table.startsAt} > ${span.start}`;
   const starts = sql`SELECT ${span.start} AS at UNION ${inside(incidents)} UNION ${inside(holds)}`;
   const at = sql.raw("p.at");
-  const occupyingAt = (table: Occupant) =>
-    sql`(SELECT count(*) FROM ${table} WHERE ${overlapping(table, census, { start: at, end: sql`${at} + 1` })})`;
-  return sql`(SELECT coalesce(max(${occupyingAt(incidents)} + ${occupyingAt(holds)}), 0) FROM (${starts}) AS p)`;
+  return sql`(SELECT coalesce(max(${occupyingCount(census, { start: at, end: sql`${at} + 1` })}), 0) FROM (${starts}) AS p)`;
 }
 
 /** A span a visit occupies, in ms: times, or SQL placeholders (a prepared statement's). */
@@ -218,18 +222,14 @@ export interface Span {
 }
 
 /**
- * Crew mode: whether a visit occupying `span` still fits, in SQL (the org's
- * longest span read in the statement). No instant holds more than all that
- * occupy the span, so fewer of those than crews is room, and only a span
- * holding as many needs its peak (CASE evaluates only the branch it takes).
+ * Crew mode: whether a visit occupying `span` still fits, in SQL (the org's longest span read in the
+ * statement). No instant holds more than all that occupy the span, so fewer of those than crews is
+ * room; only as many need the peak (CASE evaluates only the branch it takes).
  */
 export function crewFits(census: Census, span: Span): SQL {
   const fresh = { ...census, fresh: true };
-  const capacity = census.org.schedule.capacity;
-  const occupyingSpan = (table: Occupant) =>
-    sql`(SELECT count(*) FROM ${table} WHERE ${overlapping(table, fresh, span)})`;
-  return sql`(CASE WHEN ${occupyingSpan(incidents)} + ${occupyingSpan(holds)} < ${capacity} THEN 1
-    ELSE ${peakIn(fresh, span)} < ${capacity} END)`;
+  const { capacity } = census.org.schedule;
+  return sql`(CASE WHEN ${occupyingCount(fresh, span)} < ${capacity} THEN 1 ELSE ${peakIn(fresh, span)} < ${capacity} END)`;
 }
 
 /** Crew mode: the crews left free for the whole of `span` once a visit occupying it is written, in SQL. */

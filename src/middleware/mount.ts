@@ -45,7 +45,8 @@ function middlewareOf(op: Operation, toolCall = false): MiddlewareHandler<AppEnv
 /** 403 forbidden unless the key's role may call the operation. */
 export const permitted = (op: Operation) =>
   createMiddleware<AppEnv>(async function permitted(c, next) {
-    if (!mayCall(op, c.get("actor").role)) throw forbidden(c.get("actor").role);
+    const { role } = c.get("actor");
+    if (!mayCall(op, role)) throw forbidden(role);
     await next();
   });
 
