@@ -9,8 +9,8 @@ import { once } from "../lib/once";
 import { slotView } from "../scheduling/slots";
 import { type Db, inColumnOrder, insertWhere, keptPer, param, placeholdersFor, prepared } from "./client";
 import type { IdempotencyKey, Written } from "./idempotency";
-import { type PlaceMode, type Placement, placeTemplate, placeValues } from "./occupancy";
 import type { Org } from "./orgs";
+import { type PlaceMode, type Placement, placeTemplate, placeValues } from "./placement";
 import { commitWrite } from "./write";
 
 export type HoldRow = typeof holds.$inferSelect;

@@ -16,8 +16,9 @@ import { type Actor, enqueuedAt, eventBody, subscriberIds } from "./events";
 import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
 import { CHANGE_EVENTS, type IncidentRow, ofCaller } from "./incidents";
 import { isoSql, timesSql, windowEndSql } from "./local-times";
-import { assigneeOf, type Census, crewFits } from "./occupancy";
+import { type Census, crewFits } from "./occupancy";
 import type { Org } from "./orgs";
+import { assigneeOf } from "./placement";
 
 /** A move's conditions known before the row (src/routes/incidents.ts, moveRules). */
 export interface MoveRules {

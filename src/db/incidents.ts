@@ -19,8 +19,8 @@ import {
 import type { Actor } from "./events";
 import { HOLD_CLAIM, type HoldRow, holdNamed } from "./holds";
 import type { IdempotencyKey, Written } from "./idempotency";
-import { assignee, type PlaceMode, type Placement, placeTemplate, placeValues, roomFor } from "./occupancy";
 import { hasPhone } from "./phones";
+import { assignee, type PlaceMode, type Placement, placeTemplate, placeValues, roomFor } from "./placement";
 
 export type { Placement };
 

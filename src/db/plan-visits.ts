@@ -15,8 +15,8 @@ import type { VisitRequest } from "../scheduling/visits";
 import { type Db, inColumnOrder, insertWhere, violatesUnique } from "./client";
 import { actorOf, type RecordedEvent } from "./events";
 import { incidentView } from "./incidents";
-import { assignee, roomFor } from "./occupancy";
 import type { Org } from "./orgs";
+import { assignee, roomFor } from "./placement";
 import { type PlanRow, planView } from "./plans";
 import { commitWrite } from "./write";
 

@@ -2,7 +2,7 @@
 // technician qualified for it (every skill it needs), covering its postal
 // code, and not off on its local date. The booking decides in JavaScript who
 // the candidates are (visits.ts: fleetFor, dutyRoster), and its statement
-// decides again in SQL, on the rows as they are then (src/db/occupancy.ts,
+// decides again in SQL, on the rows as they are then (src/db/placement.ts,
 // assignee), so each rule is written here twice, side by side:
 // test/integration/scheduling/eligibility.property.test.ts holds the two
 // forms equal. The SQL forms name no table: they read the columns given.

@@ -2,7 +2,7 @@
 // equal: on random technicians, stored as the CLI stores them (JSON columns),
 // and random needs of a visit, each JavaScript rule (qualified, covers,
 // offOn) answers what its SQL form answers when D1 runs it on the rows, as
-// the booking statement does (src/db/occupancy.ts, assignee). Seeded.
+// the booking statement does (src/db/placement.ts, assignee). Seeded.
 
 import { inArray, type SQL, sql } from "drizzle-orm";
 import fc from "fast-check";
