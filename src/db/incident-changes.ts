@@ -3,18 +3,18 @@
 // JSON built in SQL, as incidentView writes it) and applies it, without a
 // read before. Each condition is one the route would check on a read row, so
 // a change that meets them is the change the route would have decided; one
-// that does not writes nothing, and the batch answers the incident as it is
-// for the route to decide as before (src/routes/incidents.ts, changeLoop).
+// that does not writes nothing, and the incident as it is, read after, goes
+// to the route to decide as before (src/routes/incidents.ts, changeLoop).
 import { type AnyColumn, and, eq, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { events, incidents, type plans } from "../../drizzle/schema";
 import { toIso } from "../lib/datetime";
 import { newId } from "../lib/ids";
-import { type Db, keptPer, param, prepared, preparedWith } from "./client";
+import { type Db, keptPer, param, prepared } from "./client";
 import { TEMPLATES as TEMPLATES_DB } from "./drizzle-internals";
 import { type Actor, enqueuedAt, eventBody, subscriberIds } from "./events";
 import { type IdempotencyKey, recordWithWrite, type Written, writeBatch } from "./idempotency";
-import { CHANGE_EVENTS, type IncidentRow, ofCaller } from "./incidents";
+import { CHANGE_EVENTS, getIncident, type IncidentRow, ofCaller } from "./incidents";
 import { isoSql, timesSql, windowEndSql } from "./local-times";
 import { type Census, crewFits } from "./occupancy";
 import type { Org } from "./orgs";
@@ -315,27 +315,10 @@ export async function answerOf(db: Db, answered: { body: string | null }[], even
   return body ?? "";
 }
 
-/** The row as it is, when the change did not apply (for a bound call, only the caller's): one statement per table. */
-export const currentRead = keptPer((_name: string, table: typeof incidents | typeof plans) =>
-  preparedWith((db, has) =>
-    db
-      .select()
-      .from(table as typeof incidents)
-      .where(
-        and(
-          eq(table.orgId, param("org")),
-          eq(table.id, param("id")),
-          sql`NOT EXISTS (SELECT 1 FROM ${events} WHERE ${events.id} = ${param("event")})`,
-          has("caller") ? ofCaller(db, param("org"), param("caller"), table) : undefined,
-        ),
-      ),
-  ),
-);
-
 /**
  * Runs `change` in one batch: `written` when it applied (its event and, with
  * an Idempotency-Key, its answer recorded in the same batch); else the
- * incident as it now is (undefined: none, or not the caller's).
+ * incident as it now is, read in a second trip (undefined: none, or not the caller's).
  */
 export async function changeInOneTrip(
   db: Db,
@@ -375,16 +358,14 @@ export async function changeInOneTrip(
   const record = idempotencyKey
     ? [answerRecord(db, { idempotencyKey, table: incidents, id, event: bound.event as string })]
     : [];
-  const [inserted, , ...rest] = (await writeBatch(db, idempotencyKey, [
+  const [inserted, , answered = []] = (await writeBatch(db, idempotencyKey, [
     event(db, bound),
     update(db, bound),
     ...record,
-    currentRead("incidents", incidents)(db, { org: org.id, id, event: bound.event, caller }),
-  ])) as [{ body: string; endpoints: string }[], unknown, ...unknown[]];
-  const current = rest.at(-1) as IncidentRow[];
+  ])) as [{ body: string; endpoints: string }[], unknown, { body: string | null }[]?];
   const [applied] = inserted;
-  if (!applied) return { current: current[0] };
-  const answered = (record.length ? rest[0] : []) as { body: string | null }[];
+  // Not applied (seldom: refused, unknown, another's): the incident as it now is, in a trip of its own.
+  if (!applied) return { current: await getIncident(db, org.id, id, caller) };
   return {
     written: {
       body: idempotencyKey ? await answerOf(db, answered, bound.event as string) : applied.body,

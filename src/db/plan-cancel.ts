@@ -4,7 +4,7 @@
 // as cancelled (src/db/incident-changes.ts, incidentJson). The plan is
 // cancelled only when its visits can all be written so: no more than
 // MAX_VISITS of them, each inside the zone's table; else nothing is written,
-// and the batch answers the plan as it is for the route to decide as before
+// and the plan as it is, read after, goes to the route to decide as before
 // (src/routes/plans.ts).
 import { and, eq, gt, ne, type SQL, sql } from "drizzle-orm";
 import { events, incidents, plans } from "../../drizzle/schema";
@@ -13,11 +13,11 @@ import { newId } from "../lib/ids";
 import { type Db, keptPer, param, prepared } from "./client";
 import { type Actor, enqueuedAt, eventBody, subscriberIds } from "./events";
 import { type IdempotencyKey, type Written, writeBatch } from "./idempotency";
-import { answerOf, answerRecord, currentRead, INSERTED_ANSWER, incidentJson } from "./incident-changes";
+import { answerOf, answerRecord, INSERTED_ANSWER, incidentJson } from "./incident-changes";
 import { ofCaller } from "./incidents";
 import { isoSql, windowEndSql } from "./local-times";
 import { isScheduled } from "./occupancy";
-import type { PlanRow } from "./plans";
+import { getPlan, type PlanRow } from "./plans";
 
 /** The most visits a plan cancelled in one trip may have to come (event ids are made before the batch). */
 const MAX_VISITS = 20;
@@ -182,15 +182,14 @@ export async function cancelPlanInOneTrip(
     template.planEvent(db, values),
     ...(cancelVisits ? [template.visitEvents(db, values)] : []),
     ...record,
-    currentRead("plans", plans)(db, { org: orgId, id, event, caller }),
   ] as const;
   const results = (await writeBatch(db, idempotencyKey, statements as never)) as unknown[];
   type Inserted = { body?: string; endpoints: string }[];
   const [planEvent, visitEvents = []] = results.slice(cancelVisits ? 2 : 1, cancelVisits ? 4 : 2) as Inserted[];
-  const current = results.at(-1) as PlanRow[];
   const [applied] = planEvent!;
-  if (!applied) return { current: current[0] };
-  const answered = (record.length ? results.at(-2) : []) as { body: string | null }[];
+  // Not applied (seldom: refused, unknown, another's): the plan as it now is, in a trip of its own.
+  if (!applied) return { current: await getPlan(db, orgId, id, caller) };
+  const answered = (record.length ? results.at(-1) : []) as { body: string | null }[];
   const recorded = (eventId: string, endpoints: string) => ({
     orgId,
     id: eventId,

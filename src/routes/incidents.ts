@@ -1,7 +1,7 @@
 // Incidents (docs/api.md, "After the booking"): read, list, cancel, reschedule, close.
 // A change is first tried in one round trip, its conditions checked by the
 // batch on the incident as it is (changeInOneTrip). When they fail, the
-// incident that batch read is decided here, then written by one conditional
+// incident, read then, is decided here, then written by one conditional
 // statement that applies only if it is still as read (changeIncident); if
 // another change came first, it is decided again on the incident as it now is.
 import type { Context } from "hono";

@@ -185,6 +185,8 @@ describe("D1 budget per request", () => {
       const answer = await send(warm, `/api/v1/incidents/${other}/${action}`, body(), apiKey);
       expect(answer.status).toBe(200);
       expect(warm.trips.length, JSON.stringify(warm.trips)).toBe(1);
+      // The event and the change, nothing else: the incident is read only when the change does not apply.
+      expect(warm.trips[0]!.statements.length, JSON.stringify(warm.trips)).toBe(2);
       // The answer is the incident as a read of it after the change shows it.
       expect(answer.body).toEqual((await call(tenant, `/api/v1/incidents/${other}`)).body);
 
