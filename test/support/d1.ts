@@ -82,7 +82,7 @@ export interface FaultPlan {
   /**
    * Batches (matched like `fail`) that run on the real D1 but fail after their
    * statement number `after` (1-based), or the first statement whose SQL
-   * matches `after`, has executed and changed rows.
+   * matches `after`, has executed and changed rows (the last: as the batch ends).
    */
   midBatch?: { match: TripMatcher; after: number | RegExp };
 }
@@ -160,7 +160,7 @@ export function wrapD1(real: D1Database, plan: FaultPlan = {}): WrappedD1 {
           ? statements.findIndex((s) => (mid.after as RegExp).test(s.statement.sql)) + 1
           : (mid?.after ?? 0);
       let results: D1Result[];
-      if (!mid?.match(trip) || after < 1 || after >= statements.length) results = await target.batch(real);
+      if (!mid?.match(trip) || after < 1 || after > statements.length) results = await target.batch(real);
       else {
         const poisoned = [...real.slice(0, after), target.prepare(AFTER_A_WRITE), ...real.slice(after)];
         try {
