@@ -120,16 +120,27 @@ export function inColumnOrder<T extends Table>(table: T, values: Partial<T["$inf
 /** A row whose values may also be SQL expressions, computed by the statement that inserts it. */
 export type RowOf<T extends Table> = { [K in keyof T["$inferSelect"]]: T["$inferSelect"][K] | SQL | Placeholder };
 
+/** The value insertWhere's `chosen` computed, as `row` and `condition` read it. */
+export const CHOSEN = sql.raw(`"chosen"."value"`);
+
 /**
  * INSERT … SELECT `row` WHERE `condition`: one statement that decides and
- * writes (a query builder, so it can go into db.batch).
+ * writes (a query builder, so it can go into db.batch). `chosen`, a value both
+ * read (a technician assigned: the row's and whether there is one), is
+ * computed once, as CHOSEN: SQLite evaluates a subquery each time it appears.
  */
-export function insertWhere<T extends SQLiteTable>(db: Db, table: T, row: RowOf<T>, condition: SQL) {
+export function insertWhere<T extends SQLiteTable>(db: Db, table: T, row: RowOf<T>, condition: SQL, chosen?: SQL) {
   const values = sql.join(
     Object.keys(getTableColumns(table)).map((key) => sql`${(row as Record<string, unknown>)[key]}`),
     sql`, `,
   );
-  return db.insert(table).select(sql`SELECT ${values} WHERE ${condition}`);
+  return db
+    .insert(table)
+    .select(
+      chosen
+        ? sql`WITH "chosen" AS MATERIALIZED (SELECT ${chosen} AS "value") SELECT ${values} FROM "chosen" WHERE ${condition}`
+        : sql`SELECT ${values} WHERE ${condition}`,
+    );
 }
 
 /** The text of an error and of its causes: where D1 puts SQLite's message (a constraint's, a trigger's). */

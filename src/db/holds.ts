@@ -94,13 +94,19 @@ const liveCount = prepared((db) =>
  * and the technician the statement chose.
  */
 function holdTemplate(mode: PlaceMode) {
-  const { technician, room, left } = placeTemplate(mode);
+  const { chosen: assigned, technician, room, left } = placeTemplate(mode, true);
   const underLimit = sql`(SELECT count(*) FROM ${holds} WHERE ${liveOf(param("orgId"), param("now"))}) < ${MAX_LIVE_HOLDS}`;
   const row = placeholdersFor(holds);
   const chosen = sql`(SELECT ${holds.technicianId} FROM ${holds} WHERE ${eq(holds.id, param("id"))})`;
   return {
     insert: prepared((db) =>
-      insertWhere(db, holds, technician ? { ...row, technicianId: technician } : row, sql`${underLimit} AND ${room}`),
+      insertWhere(
+        db,
+        holds,
+        technician ? { ...row, technicianId: technician } : row,
+        sql`${underLimit} AND ${room}`,
+        assigned,
+      ),
     ),
     body: sql`json_set(${param("view")}, '$.slot.remaining', ${left}, '$.technicianId', ${chosen})`,
   };

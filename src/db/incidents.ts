@@ -205,7 +205,8 @@ const withRemaining = (view: SQL, left: SQL) => sql`json_set(${view}, '$.appoint
  * batch uses the hold up after.
  */
 function bookingTemplate(mode: PlaceMode, claim: HoldClaim) {
-  const place = placeTemplate(mode);
+  // Without a hold, the technician is assigned once; with one, only when the hold does not decide.
+  const place = placeTemplate(mode, claim === "none");
   const hold = claim === "none" ? undefined : HOLD_CLAIM();
   const room = claim === "closed" ? sql`0` : place.room;
   const technician = hold
@@ -224,6 +225,7 @@ function bookingTemplate(mode: PlaceMode, claim: HoldClaim) {
         incidents,
         technician ? { ...row, technicianId: technician } : row,
         hold ? sql`(${hold.matches} OR (${hold.lapsed} AND ${room}))` : room,
+        place.chosen,
       ),
     ),
     hold: hold && { use: prepared(hold.use) },

@@ -8,7 +8,7 @@ import { coversSql, offOnSql, qualifiedSql } from "../scheduling/eligibility";
 import type { SlotTimes } from "../scheduling/slots";
 import type { Technician, VisitRequest } from "../scheduling/visits";
 import { dateString, localDateOf, localToInstant } from "../scheduling/zone";
-import { param } from "./client";
+import { CHOSEN, param } from "./client";
 import {
   type Bound,
   CENSUS_TEMPLATE,
@@ -177,9 +177,11 @@ export type PlaceMode = "crew" | "anywhere" | "at";
  * template: whether it has room, the technician assigned (technician
  * modes), and the places left once written. Bound by name: `orgId`,
  * `capacity`, `now`, the span as `startsAt` and `occupiedUntil` (the row's
- * own columns), and in technician modes placeValues' assignment.
+ * own columns), and in technician modes placeValues' assignment. `once`: the
+ * technician is insertWhere's `chosen`, read as CHOSEN by the row and the
+ * room (else each reading assigns it again).
  */
-export function placeTemplate(mode: PlaceMode) {
+export function placeTemplate(mode: PlaceMode, once = false) {
   const census = CENSUS_TEMPLATE;
   const span = { start: param("startsAt"), end: param("occupiedUntil") };
   const technician =
@@ -194,11 +196,9 @@ export function placeTemplate(mode: PlaceMode) {
           dayEnd: param("dayEnd"),
           span,
         });
-  return {
-    technician,
-    room: roomIn(census, span, technician),
-    left: technician ? techniciansLeft(census, param("candidates"), span) : crewsLeft(census, span),
-  };
+  const left = technician ? techniciansLeft(census, param("candidates"), span) : crewsLeft(census, span);
+  if (technician && once) return { chosen: technician, technician: CHOSEN, room: roomIn(census, span, CHOSEN), left };
+  return { chosen: undefined, technician, room: roomIn(census, span, technician), left };
 }
 
 /** The mode of `placement`, and the values its placeTemplate binds (beside the row's). */
