@@ -448,7 +448,7 @@ describe("D1 budget with services and technicians", () => {
     }
   });
 
-  it("the assignment reads each technician's visits by the (org, technician, start) index", async () => {
+  it("the assignment, made once by its statement, reads each technician's visits by the (org, technician, start) index", async () => {
     const recorded = wrapD1(env.DB);
     const res = await sendAs(
       recorded,
@@ -466,6 +466,18 @@ describe("D1 budget with services and technicians", () => {
     const details = (await plan(insert!)).join("\n");
     expect(details).toMatch(/SEARCH incidents USING (COVERING )?INDEX incidents_org_technician_starts/);
     expect(details).not.toMatch(/SCAN incidents\b/);
+    // One assignment, read for the row and for the room (SQLite evaluates a subquery each time it is written).
+    expect(insert!.sql.match(/FROM "technicians"/g)).toHaveLength(1);
+    const held = wrapD1(env.DB);
+    const hold = await sendAs(
+      held,
+      "/api/v1/ai-agent/hold-slot",
+      { dateTime: slotAt(3, 11), serviceId },
+      techTenant.apiKey,
+    );
+    expect(hold.status, hold.text).toBe(200);
+    const holdInsert = held.trips.flatMap((t) => t.statements).find((s) => /^insert into "holds"/i.test(s.sql));
+    expect(holdInsert!.sql.match(/FROM "technicians"/g)).toHaveLength(1);
   });
 
   it("a place no technician covers is answered without a scan: no round trip warm", async () => {
