@@ -1,7 +1,7 @@
-// Where a visit goes (docs/api.md, "Technicians and service areas"): whether its place has room,
-// the technician a booking assigns, and the places left once it is written, in
-// SQL, for the one conditional statement that books, holds or moves it. What
-// occupies a place is occupancy.ts's.
+// Where a visit goes (docs/api.md, "Technicians and service areas"): whether
+// its place has room, the technician a booking assigns, and the places left
+// once it is written, in SQL, for the one conditional statement that books,
+// holds or moves it. What occupies a place is occupancy.ts's.
 import { and, eq, gte, lt, ne, type Placeholder, type SQL, sql } from "drizzle-orm";
 import { holds, incidents, technicians } from "../../drizzle/schema";
 import { coversSql, offOnSql, qualifiedSql } from "../scheduling/eligibility";
