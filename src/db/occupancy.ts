@@ -204,9 +204,10 @@ export interface Span {
 }
 
 /**
- * Crew mode: whether a visit occupying `span` still fits, in SQL (the org's longest span read in the
- * statement). No instant holds more than all that occupy the span, so fewer of those than crews is
- * room; only as many need the peak (CASE evaluates only the branch it takes).
+ * Crew mode: whether a visit occupying `span` still fits, in SQL (the org's
+ * longest span read in the statement). No instant holds more than all that
+ * occupy the span, so fewer of those than crews is room; only as many need
+ * the peak (CASE evaluates only the branch it takes).
  */
 export function crewFits(census: Census, span: Span): SQL {
   const fresh = { ...census, fresh: true };

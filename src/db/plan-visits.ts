@@ -12,7 +12,7 @@ import { newId } from "../lib/ids";
 import { afterDecided, type DuePlacement } from "../scheduling/plans";
 import { scheduleOf } from "../scheduling/schedule";
 import type { VisitRequest } from "../scheduling/visits";
-import { type Db, inColumnOrder, insertWhere, violatesUnique } from "./client";
+import { CHOSEN, type Db, inColumnOrder, insertWhere, violatesUnique } from "./client";
 import { actorOf, type RecordedEvent } from "./events";
 import { incidentView } from "./incidents";
 import type { Org } from "./orgs";
@@ -142,12 +142,15 @@ export async function bookDueVisit(db: Db, decision: Decision, placement: DuePla
   const chosen = request.technicians.find((t) => t.id === placement.technicianId);
   const where = { request, slot, candidates: chosen ? [chosen] : null };
   const census = { org, now };
-  const technician = chosen ? assignee(census, where, chosen.id) : null;
+  // The technician assigned once (insertWhere's chosen), read for the row and the room.
+  const assigned = chosen ? assignee(census, where, chosen.id) : undefined;
+  const technician = assigned ? CHOSEN : null;
   const inserted = insertWhere(
     db,
     incidents,
-    { ...row, technicianId: technician ?? null },
+    { ...row, technicianId: technician },
     and(roomFor(census, where, technician), stillAt(plan)) as SQL,
+    assigned,
   );
   const isBooked = sql`EXISTS (SELECT 1 FROM ${incidents} WHERE ${eq(incidents.id, id)})`;
   const record = insertWhere(
