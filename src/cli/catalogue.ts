@@ -3,7 +3,7 @@
 // rules as a technicians file (./files), then src/db/services.ts or
 // src/db/technicians.ts writes; their refusals become CliErrors that say what
 // to do.
-import type * as z from "zod";
+import type * as z from "zod/v4";
 import {
   addService,
   listServices,

@@ -1,6 +1,6 @@
 // The operator's files: read and validated whole before anything is written.
 import { readFile } from "node:fs/promises";
-import * as z from "zod";
+import * as z from "zod/v4";
 import { toFieldErrors } from "../http/validate";
 import { parseCsv } from "../lib/csv";
 import { once } from "../lib/once";

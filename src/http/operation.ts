@@ -3,7 +3,7 @@
 // resource. The router (src/middleware/mount.ts), the OpenAPI document and the MCP
 // tool list are all read off these declarations.
 import type { Context } from "hono";
-import type * as z from "zod";
+import type * as z from "zod/v4";
 import type { KeyRole } from "../../drizzle/schema";
 import type { AppEnv } from "../env";
 import type { ProblemCode } from "./errors";

@@ -12,7 +12,7 @@
 // against the rate limit already (docs/api.md, "One request, bounded work").
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import * as z from "zod";
+import * as z from "zod/v4";
 import type { AppEnv, Bindings, CallOrigin } from "../env";
 import { MAX_BODY_BYTES } from "./body";
 import type { Operation } from "./operation";

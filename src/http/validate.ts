@@ -2,7 +2,7 @@
 // every failing field reported in `errors[]` entries (docs/api.md, "Errors").
 import { zValidator } from "@hono/zod-validator";
 import type { Context, MiddlewareHandler, Next } from "hono";
-import type * as z from "zod";
+import type * as z from "zod/v4";
 import type { Org } from "../db/orgs";
 import { normalizePhone } from "../lib/phones";
 import { chooseService, normalisePostalCode, type VisitRequest, visitOf } from "../scheduling/visits";

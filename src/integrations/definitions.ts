@@ -4,7 +4,7 @@
 // Each platform takes only part of JSON Schema, so each definition keeps what
 // its platform's type allows and drops the rest; the API still enforces every
 // rule when called.
-import type * as z from "zod";
+import type * as z from "zod/v4";
 import type { KeyRole } from "../../drizzle/schema";
 import { mayCall, type Operation } from "../http/operation";
 import { isWriteTool, jsonSchema, toolInputSchema } from "../http/tools";

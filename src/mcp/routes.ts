@@ -1,15 +1,12 @@
 // MCP server (docs/api.md, "MCP"): stateless Streamable HTTP at /mcp, behind the same
-// auth. The server itself (the SDK, the tool list) is a module loaded by the
-// first POST, so that no isolate builds it at startup (src/mcp/server.ts).
+// auth. The SDK is loaded by the first POST, so that no isolate evaluates it at
+// startup (src/mcp/sdk.ts); the tool list is built on first use (src/mcp/server.ts).
 import { Hono } from "hono";
 import type { AppEnv } from "../env";
 import { methodNotAllowed } from "../http/method-not-allowed";
 import type { Operation } from "../http/operation";
 import type { FetchApp } from "../http/tools";
-import { once } from "../lib/once";
-
-// Imported once: each import() call, even of a loaded module, costs a lookup.
-const server = once(() => import("./server"));
+import { serveMcp } from "./server";
 
 export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) {
   // Stateless (docs/api.md, "MCP"): no sessions, no message of its own to stream, so
@@ -17,7 +14,7 @@ export function mcpRoutes(fetchApp: FetchApp, operations: readonly Operation[]) 
   return (
     new Hono<AppEnv>()
       // The server counts the request's tool calls against the rate limit (or the request, with none).
-      .post("/", async (c) => (await server()).serveMcp(c, fetchApp, operations))
+      .post("/", async (c) => serveMcp(c, fetchApp, operations))
       .all("/", methodNotAllowed("POST"))
   );
 }

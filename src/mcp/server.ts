@@ -1,22 +1,13 @@
-// The MCP server behind POST /mcp (src/mcp/routes.ts), loaded on the first
-// such request: the SDK and the tool list are never built at startup; a lone
-// tools/call, an agent's every turn, is answered without building a server. Each
-// tool is an operation declared in src/routes (see operation.ts); a call is
-// dispatched to that operation's own route inside this worker, so tools get
-// the very same validation, results, problem documents and idempotency as
-// HTTP. Each tool call counts once against the rate limit, the request itself
-// only when it carries none (docs/api.md, "One request, bounded work"); the
-// tool list holds only the tools of the key's role.
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from "@modelcontextprotocol/sdk/types.js";
+// The MCP server behind POST /mcp (src/mcp/routes.ts). The SDK is loaded on
+// the first such request (src/mcp/sdk.ts) and the tool list built on a role's
+// first tools/list, never at startup; a lone tools/call, an agent's every
+// turn, is answered without building a server. Each tool is an operation
+// declared in src/routes (see operation.ts); a call is dispatched to that
+// operation's own route inside this worker, so tools get the very same
+// validation, results, problem documents and idempotency as HTTP. Each tool
+// call counts once against the rate limit, the request itself only when it
+// carries none (docs/api.md, "One request, bounded work"); the tool list holds
+// only the tools of the key's role.
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { Context } from "hono";
 import type { KeyRole } from "../../drizzle/schema";
@@ -24,6 +15,7 @@ import type { AppEnv } from "../env";
 import { isJsonObject as isObject, readCapped } from "../http/body";
 import { mayCall, type Operation, toolAnnotations } from "../http/operation";
 import { type FetchApp, jsonSchema, runTool, toolInputSchema } from "../http/tools";
+import { once } from "../lib/once";
 import { countCall, rateLimited } from "../middleware/rate-limit";
 
 function toolOf(op: Operation) {
@@ -36,6 +28,10 @@ function toolOf(op: Operation) {
     outputSchema: jsonSchema(op.response(), "output"),
   };
 }
+
+// Imported once: each import() call, even of a loaded module, costs a lookup.
+const sdk = once(() => import("./sdk"));
+type Sdk = Awaited<ReturnType<typeof sdk>>;
 
 const toolLists = new Map<KeyRole, ReturnType<typeof toolOf>[]>();
 /** The tools a role may call, built on the role's first tools/list of the isolate (its operations are the app's, fixed). */
@@ -118,11 +114,14 @@ async function toolResult(c: Context<AppEnv>, fetchApp: FetchApp, op: Operation,
  * nothing but a name and arguments in its params. Answered here, as the SDK
  * answers it, without building a server for it; anything else goes to the SDK.
  */
-function loneCall(c: Context<AppEnv>, body: unknown, sent: SentCalls, operations: readonly Operation[]) {
+function loneCall(mcp: Sdk, c: Context<AppEnv>, body: unknown, sent: SentCalls, operations: readonly Operation[]) {
   const accept = c.req.header("Accept");
   const version = c.req.header("Mcp-Protocol-Version");
   if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
-  if (!isJsonContentType(c.req.header("Content-Type")) || (version && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+  if (
+    !mcp.isJsonContentType(c.req.header("Content-Type")) ||
+    (version && !mcp.SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+  )
     return undefined;
   // Counted as a tools/call with usable params: its method and params are there.
   if (!isObject(body) || sent.count !== 1 || sent.invalid.size > 0 || Object.keys(body).length !== 4) return undefined;
@@ -146,27 +145,28 @@ export async function serveMcp(c: Context<AppEnv>, fetchApp: FetchApp, operation
   }
   const sent = readCalls(body);
   for (let i = 0; i < Math.max(1, sent.count); i++) if (!(await countCall(c))) throw rateLimited(c);
-  const lone = loneCall(c, body, sent, operations);
+  const mcp = await sdk();
+  const lone = loneCall(mcp, c, body, sent, operations);
   if (lone) {
     const result = await toolResult(c, fetchApp, lone.op, lone.args);
     // The SDK's JSON response, member for member (test/integration/mcp/mcp.test.ts holds them equal).
     const answer = JSON.stringify({ result, jsonrpc: "2.0", id: lone.id });
     return new Response(answer, { status: 200, headers: { "Content-Type": "application/json" } });
   }
-  const server = new Server(
+  const server = new mcp.Server(
     { name: "field-service-api", version: "1.0.0" },
     { capabilities: { tools: {} }, jsonSchemaValidator: NO_ELICITATION },
   );
   const { role } = c.get("actor");
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools(operations, role) }));
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
+  server.setRequestHandler(mcp.ListToolsRequestSchema, async () => ({ tools: tools(operations, role) }));
+  server.setRequestHandler(mcp.CallToolRequestSchema, async ({ params }, extra) => {
     const invalid = sent.invalid.get(extra.requestId);
-    if (invalid) throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call params: ${invalid}`);
+    if (invalid) throw new mcp.McpError(mcp.ErrorCode.InvalidParams, `Invalid tools/call params: ${invalid}`);
     const op = operations.find((o) => o.tool === params.name);
-    if (!op) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    if (!op) throw new mcp.McpError(mcp.ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
     return toolResult(c, fetchApp, op, sent.args.get(extra.requestId) ?? params.arguments ?? {});
   });
-  const transport = new WebStandardStreamableHTTPServerTransport({
+  const transport = new mcp.WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });

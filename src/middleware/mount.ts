@@ -4,7 +4,7 @@
 // Tool calls (src/http/tools.ts) run the same chains on an app of their own.
 import { Hono, type MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import * as z from "zod";
+import * as z from "zod/v4";
 import type { AppEnv } from "../env";
 import { jsonBody } from "../http/body";
 import { forbidden } from "../http/caller";

@@ -2,7 +2,7 @@
 // documents (rendered by src/http/problem.ts from the catalogue in
 // src/http/errors.ts) and /health. The generator and the tests read them; the
 // worker, which serves the generated document, never builds them.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 import { reason, slot } from "../schemas/slots";
 

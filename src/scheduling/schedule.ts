@@ -1,6 +1,6 @@
 // An org's schedule (docs/api.md, "The schedule"): its types, its defaults and
 // the zod schema that validates a `schedule set` document.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 
 export const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;

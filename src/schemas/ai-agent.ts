@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 import { account } from "./accounts";
 import { callersPhone, dateTime, isoOut, LIMITS, optionalText, requiredText } from "./common";

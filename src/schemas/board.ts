@@ -1,6 +1,6 @@
 // The dispatch board (docs/api.md, "The dispatch board"): one local day of the
 // organisation, a row per technician with their hours, visits and holds.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 import { isoOut, textOut } from "./common";
 import { incident } from "./incidents";

@@ -1,7 +1,7 @@
 // Field builders shared by the request schemas, each a function: schemas are
 // built on first use (src/lib/once.ts), never at startup. Strings are trimmed;
 // an empty string or explicit null means "absent" and comes out as null.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { parseDateOrDateTime, parseDateTime } from "../lib/datetime";
 
 // A lone surrogate or a NUL could not be read back as written (docs/api.md, "Conventions").

@@ -1,6 +1,6 @@
 // The call context (docs/api.md, "Call context"): what a voice agent needs in
 // its first turn.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 import { isoOut } from "./common";
 import { service } from "./services";

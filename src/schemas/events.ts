@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/v4";
 import { CHANNELS, EVENT_TYPES, KEY_ROLES } from "../../drizzle/schema";
 import { once } from "../lib/once";
 import { cursorParam, isoOut, queryInteger } from "./common";

@@ -1,6 +1,6 @@
 // Holds (docs/api.md, "Holding a slot"): the bodies of hold-slot and
 // release-hold, their answers, and the holdId a booking names.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 import { dateTime, isoOut, LIMITS, optionalText, requiredText, textOut } from "./common";
 import { visitFields } from "./services";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "zod/v4";
 import { INCIDENT_STATUSES } from "../../drizzle/schema";
 import { once } from "../lib/once";
 import {

@@ -1,6 +1,6 @@
 // Service plans (docs/api.md, "Plans"): create-plan's body (create-incident's
 // and how often), the plan as a resource, its list's query, cancel's body.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { PLAN_STATUSES, PLAN_UNITS } from "../../drizzle/schema";
 import { once } from "../lib/once";
 import { createIncidentBody } from "./ai-agent";

@@ -1,6 +1,6 @@
 // Services (docs/api.md, "Services and technicians"): the listed resource and
 // the request fields that choose a visit's service and place.
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 import { optionalText } from "./common";
 

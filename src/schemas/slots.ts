@@ -1,6 +1,6 @@
 // Slot objects (docs/api.md, "Slot objects"), the reasons a slot cannot be
 // booked, and an incident's appointment (a slot without its places left).
-import * as z from "zod";
+import * as z from "zod/v4";
 import { once } from "../lib/once";
 import { isoOut, textOut } from "./common";
 

@@ -54,6 +54,27 @@ describe("wrangler deploy --dry-run", () => {
     expect(inputs.some((input) => input.endsWith("src/lib/no-ajv.ts"))).toBe(true);
   });
 
+  it("evaluates the app at startup itself: only the MCP SDK's modules wait in esbuild's lazy initialisers", () => {
+    expect(result.code, result.stderr).toBe(0);
+    // A dynamically imported module, and all it imports, is bundled inside
+    // lazy initialisers (esbuild's __esm), which cost startup CPU when they held
+    // the whole app (~10 ms). src/mcp/sdk.ts is the one module imported so.
+    const text = fs.readFileSync(path.join(outdir, "index.js"), "utf8");
+    const map = new SourceMap(JSON.parse(fs.readFileSync(path.join(outdir, "index.js.map"), "utf8")));
+    const helper = /var ([\w$]+)=\(([\w$]+),([\w$]+)\)=>\(\)=>\(\2&&\(\3=\2\(\2=0\)\),\3\)/.exec(text)?.[1];
+    expect(helper).toBeDefined();
+    const lazy = new Set<string>();
+    text.split("\n").forEach((line, i) => {
+      for (const found of line.matchAll(new RegExp(`[=,]${helper!.replaceAll("$", "\\$")}\\(\\(\\)=>\\{`, "g"))) {
+        const entry = map.findEntry(i, found.index + found[0].length) as { originalSource?: string };
+        lazy.add(path.relative(ROOT, path.resolve(outdir, entry.originalSource ?? "?")));
+      }
+    });
+    expect(lazy).toContain("src/mcp/sdk.ts");
+    const allowed = /^(node_modules\/(@modelcontextprotocol\/sdk|zod)\/|src\/mcp\/sdk\.ts$|src\/lib\/no-[a-z-]+\.ts$)/;
+    expect([...lazy].filter((source) => !allowed.test(source))).toEqual([]);
+  });
+
   it("ships a source map that takes a position in the minified bundle back to its line in src/", () => {
     expect(result.code, result.stderr).toBe(0);
     const lines = fs.readFileSync(path.join(outdir, "index.js"), "utf8").split("\n");

@@ -1,6 +1,6 @@
 // A response schema with every object made strict, recursively enough for the
 // API's shapes: checking a body against it fails on any undocumented field.
-import * as z from "zod";
+import * as z from "zod/v4";
 
 export function strict(schema: z.ZodType): z.ZodType {
   if (schema instanceof z.ZodObject)

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:test";
 import { asc, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import * as z from "zod";
+import * as z from "zod/v4";
 import { EVENT_TYPES, type EventType, events, services } from "../../../drizzle/schema";
 import { COMMANDS } from "../../../src/cli/commands";
 import { event, eventPage } from "../../../src/schemas/events";
