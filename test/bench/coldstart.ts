@@ -38,18 +38,25 @@ async function inTempDir<T>(use: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
-/** Startup CPU of the worker whose wrangler.toml is in `cwd`: each run's figure, and their median. */
-export function startupMs(cwd: string, runs = 5): Promise<{ median: number; runs: number[] }> {
+const median = (figures: number[]) => [...figures].sort((a, b) => a - b)[Math.floor((figures.length - 1) / 2)]!;
+
+/**
+ * Startup CPU of each worker whose wrangler.toml is in `cwds`: each run's
+ * figure, and their median. The workers take turns, run by run, so that a
+ * shared machine's load falls on each alike.
+ */
+export function startupMs(cwds: string[], runs = 5): Promise<{ median: number; runs: number[] }[]> {
   return inTempDir(async (dir) => {
-    const figures: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const outfile = path.join(dir, `startup-${i}.cpuprofile`);
-      const result = await run("npx", ["wrangler", "check", "startup", "--cwd", cwd, "--outfile", outfile], 120_000);
-      if (result.code !== 0) throw new Error(`wrangler check startup failed:\n${result.stdout}\n${result.stderr}`);
-      figures.push(+cpuMs(JSON.parse(readFileSync(outfile, "utf8")) as CpuProfile).toFixed(1));
-    }
-    const sorted = [...figures].sort((a, b) => a - b);
-    return { median: sorted[Math.floor((sorted.length - 1) / 2)]!, runs: figures };
+    const figures = cwds.map((): number[] => []);
+    for (let i = 0; i < runs; i++)
+      for (const [w, cwd] of cwds.entries()) {
+        const outfile = path.join(dir, `startup-${w}-${i}.cpuprofile`);
+        const args = ["wrangler", "check", "startup", "--cwd", cwd, "--outfile", outfile];
+        const result = await run("npx", args, 120_000);
+        if (result.code !== 0) throw new Error(`wrangler check startup failed:\n${result.stdout}\n${result.stderr}`);
+        figures[w]!.push(+cpuMs(JSON.parse(readFileSync(outfile, "utf8")) as CpuProfile).toFixed(1));
+      }
+    return figures.map((runs) => ({ median: median(runs), runs }));
   });
 }
 
