@@ -58,7 +58,7 @@ describe("wrangler deploy --dry-run", () => {
     expect(result.code, result.stderr).toBe(0);
     // A dynamically imported module, and all it imports, is bundled inside
     // lazy initialisers (esbuild's __esm), which cost startup CPU when they held
-    // the whole app (~10 ms). src/mcp/sdk.ts is the one module imported so.
+    // the whole app (~8 ms). src/mcp/sdk.ts is the one module imported so.
     const text = fs.readFileSync(path.join(outdir, "index.js"), "utf8");
     const map = new SourceMap(JSON.parse(fs.readFileSync(path.join(outdir, "index.js.map"), "utf8")));
     const helper = /var ([\w$]+)=\(([\w$]+),([\w$]+)\)=>\(\)=>\(\2&&\(\3=\2\(\2=0\)\),\3\)/.exec(text)?.[1];
