@@ -25,8 +25,8 @@
 // subscribed, and --deliveries N (default 120) delivered to a local receiver,
 // every signature verified; the writes against RECORDED; and first the cold
 // start and size (`wrangler check startup`, median of --startup-runs, default
-// 9, taking turns with the floor worker's; 0 skips it; the bundle as `wrangler deploy` would upload it), beside the
-// floor worker's.
+// 9, taking turns with the floor worker's; 0 skips it; the bundle as `wrangler
+// deploy` would upload it), beside the floor worker's.
 // `--only REGEX` measures only the cases whose name matches (with their
 // floors), and skips the cold start, the webhooks and what needs missing cases.
 // Writes the same figures to .bench/results.json (or --out FILE). `--config` serves another

@@ -45,7 +45,7 @@ const median = (figures: number[]) => [...figures].sort((a, b) => a - b)[Math.fl
  * figure, and their median. The workers take turns, run by run, so that a
  * shared machine's load falls on each alike.
  */
-export function startupMs(cwds: string[], runs = 5): Promise<{ median: number; runs: number[] }[]> {
+export function startupMs(cwds: string[], runs: number): Promise<{ median: number; runs: number[] }[]> {
   return inTempDir(async (dir) => {
     const figures = cwds.map((): number[] => []);
     for (let i = 0; i < runs; i++)
@@ -56,7 +56,7 @@ export function startupMs(cwds: string[], runs = 5): Promise<{ median: number; r
         if (result.code !== 0) throw new Error(`wrangler check startup failed:\n${result.stdout}\n${result.stderr}`);
         figures[w]!.push(+cpuMs(JSON.parse(readFileSync(outfile, "utf8")) as CpuProfile).toFixed(1));
       }
-    return figures.map((runs) => ({ median: median(runs), runs }));
+    return figures.map((each) => ({ median: median(each), runs: each }));
   });
 }
 
