@@ -1,4 +1,4 @@
-// `npm run bench:profile [-- --case slots|account|contacts|lead|incident|mcp|board|floor-board|…] [-- --seconds N]`:
+// `npm run bench:profile [-- --case slots|account|contacts|lead|incident|book|mcp|board|floor-board|…] [-- --seconds N]`:
 // where a request's CPU goes inside the worker. Seeds a small org (as `npm run
 // bench` does), serves it under `wrangler dev`, and records a V8 CPU profile
 // of the worker through wrangler's inspector while autocannon loads one case.
@@ -126,6 +126,8 @@ interface ProfiledCase {
   floor?: boolean;
   path: string;
   body?: unknown;
+  /** Or a body per request (a booking of the next slot, so that none is full). */
+  next?: () => unknown;
   org?: BenchOrg;
   /** Sent beside the credentials. */
   headers?: Record<string, string>;
@@ -141,10 +143,19 @@ const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, Profiled
   // The board's day as bench.ts reads it: a week ago, which no write reaches.
   const boardDate = localDateOf(Date.now() - 7 * DAY, BENCH_SCHEDULE.timeZone);
   const dayStart = (date: number) => localToInstant(date, 0, BENCH_SCHEDULE.timeZone);
+  // Bookings walk the next half-year's slots, as bench.ts's create-incident does.
+  const near = [...candidateSlots({ ...BENCH_SCHEDULE, closedDates: [] }, Date.now() + DAY, Date.now() + 180 * DAY)];
+  let booked = 0;
+  const booking = () => ({
+    dateTime: new Date(near[booked++ % near.length]!.start).toISOString(),
+    clientName: "Bench Client",
+    insectName: "Ants",
+  });
   return {
     floor: { floor: true, path: "/logged?id=acct_floor" },
     "floor-write": { floor: true, path: "/write", body: lead },
     "floor-outbox": { floor: true, path: "/write-event", body: lead },
+    "floor-book": { floor: true, path: "/book", next: booking },
     "floor-board": { floor: true, path: `/board?start=${dayStart(boardDate)}&end=${dayStart(boardDate + 1)}` },
     slots: {
       org: orgs?.empty,
@@ -157,6 +168,7 @@ const CASES = (orgs?: Awaited<ReturnType<typeof seed>>): Record<string, Profiled
     incidents: { org: orgs?.heavy, path: "/api/v1/incidents?limit=50" },
     "find-caller": { org: orgs?.heavy, path: "/api/v1/ai-agent/find-caller", body: { phone: orgs?.caller } },
     lead: { org: orgs?.heavy, path: "/api/v1/leads", body: lead },
+    book: { org: orgs?.heavy, path: "/api/v1/ai-agent/create-incident", next: booking },
     check: { org: orgs?.heavy, path: "/api/v1/ai-agent/is-booking-available", body: check },
     // The same check as a tool call (bench.ts: "is-booking-available over MCP").
     mcp: {
@@ -195,13 +207,15 @@ async function main() {
     }
     const headers = {
       ...(chosen.org ? credentialsOf(chosen.org) : {}),
-      ...(chosen.body ? { "Content-Type": "application/json" } : {}),
+      ...(chosen.body || chosen.next ? { "Content-Type": "application/json" } : {}),
       ...chosen.headers,
     };
-    const method = chosen.body ? "POST" : "GET";
-    const body = chosen.body ? JSON.stringify(chosen.body) : undefined;
+    const method = chosen.body || chosen.next ? "POST" : "GET";
+    const bodyOf = () =>
+      chosen.next ? JSON.stringify(chosen.next()) : chosen.body ? JSON.stringify(chosen.body) : undefined;
+    const body = bodyOf();
     for (let i = 0; i < 50; i++) {
-      const response = await fetch(server.baseUrl + chosen.path, { method, headers, body });
+      const response = await fetch(server.baseUrl + chosen.path, { method, headers, body: bodyOf() });
       if (!response.ok) throw new Error(`warm-up answered ${response.status}: ${await response.text()}`);
       await response.arrayBuffer();
     }
@@ -214,7 +228,15 @@ async function main() {
       url: server.baseUrl,
       connections: Number(options.connections),
       duration: Number(options.seconds),
-      requests: [{ method, path: chosen.path, headers, body }],
+      requests: [
+        {
+          method,
+          path: chosen.path,
+          headers,
+          body,
+          ...(chosen.next && { setupRequest: (request) => ({ ...request, body: bodyOf() }) }),
+        },
+      ],
     });
     const { profile } = await inspector.send<{ profile: Profile }>("Profiler.stop");
     inspector.close();
