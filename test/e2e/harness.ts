@@ -214,31 +214,40 @@ export function applyMigrations(stateDir: string, config?: string): Promise<void
     if (!binding) throw new Error(`${configPath} has no D1 binding DB`);
     const table = binding.migrations_table ?? "d1_migrations";
     const dir = path.resolve(path.dirname(configPath), binding.migrations_dir ?? "migrations");
-    const { d1 } = await openFolder(stateDir, config);
-    // wrangler's own steps (src/d1/migrations): the table, the names applied, then each new file with its row, one batch each.
-    await executeBatch(
-      d1,
-      `CREATE TABLE IF NOT EXISTS ${table}(
+    // A try that met a stuck proxy is made again on a fresh one: each file is applied with its row, or not at all.
+    const apply = () => onProxy(stateDir, config, ({ d1 }) => applyPending(d1, table, dir));
+    await apply().catch((error) => {
+      if (error instanceof ProxyStuck) return apply();
+      throw error;
+    });
+  });
+}
+
+/** The migrations of `dir` not yet in `table`, as `wrangler d1 migrations apply --local` applies them. */
+async function applyPending(d1: D1Database, table: string, dir: string): Promise<void> {
+  // wrangler's own steps (src/d1/migrations): the table, the names applied, then each new file with its row, one batch each.
+  await executeBatch(
+    d1,
+    `CREATE TABLE IF NOT EXISTS ${table}(
 		id         INTEGER PRIMARY KEY AUTOINCREMENT,
 		name       TEXT UNIQUE,
 		applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
 );`,
-    );
-    const applied = new Set((await executeBatch(d1, `SELECT * FROM ${table} ORDER BY id`))[0]!.map((row) => row.name));
-    const pending = fs
-      .readdirSync(dir)
-      .filter((name) => name.endsWith(".sql") && !applied.has(name))
-      .sort()
-      .sort((a, b) => Number.parseInt(a.split("_")[0]!, 10) - Number.parseInt(b.split("_")[0]!, 10));
-    for (const name of pending) {
-      const sql = `${fs.readFileSync(path.join(dir, name), "utf8")}\nINSERT INTO ${table} (name) values ('${name}');`;
-      try {
-        await executeBatch(d1, sql);
-      } catch (error) {
-        throw new Error(`migrations failed at ${name}: ${describeUnexpected(error)}`);
-      }
+  );
+  const applied = new Set((await executeBatch(d1, `SELECT * FROM ${table} ORDER BY id`))[0]!.map((row) => row.name));
+  const pending = fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith(".sql") && !applied.has(name))
+    .sort()
+    .sort((a, b) => Number.parseInt(a.split("_")[0]!, 10) - Number.parseInt(b.split("_")[0]!, 10));
+  for (const name of pending) {
+    const sql = `${fs.readFileSync(path.join(dir, name), "utf8")}\nINSERT INTO ${table} (name) values ('${name}');`;
+    try {
+      await executeBatch(d1, sql);
+    } catch (error) {
+      throw new Error(`migrations failed at ${name}: ${describeUnexpected(error)}`);
     }
-  });
+  }
 }
 
 async function applyMigrationsProcess(stateDir: string, config?: string): Promise<void> {
@@ -260,9 +269,8 @@ export async function d1Execute(stateDir: string, sql: string, config?: string):
   for (let attempt = 1; attempt <= 3; attempt++) {
     if (IN_PROCESS) {
       try {
-        return await oneAtATime(
-          stateDir,
-          async () => (await executeBatch((await openFolder(stateDir, config)).d1, sql)).at(-1)!,
+        return await oneAtATime(stateDir, () =>
+          onProxy(stateDir, config, async ({ d1 }) => (await executeBatch(d1, sql)).at(-1)!),
         );
       } catch (error) {
         last = describeUnexpected(error);
@@ -328,26 +336,38 @@ export async function admin(stateDir: string, args: string[]): Promise<RunResult
   const command = COMMANDS[name];
   if (!command || flags.help || flags.remote) return adminProcess(stateDir, args);
   return oneAtATime(stateDir, async () => {
-    let folder: Folder;
     try {
-      folder = await openFolder(stateDir);
+      return await onProxy(stateDir, undefined, (folder) => runInProcess(folder, command, flags));
     } catch (error) {
-      return failed(error);
+      if (!(error instanceof ProxyStuck)) return failed(error);
+      // The command runs as the real CLI, on a workerd of its own.
+      return cli([...args, "--persist-to", stateDir, "--json"]);
     }
-    const answered = await Promise.race([
-      runInProcess(folder, command, flags),
-      sleep(COMMAND_MS, undefined, { ref: false }),
-    ]);
-    if (answered) return answered;
-    // The folder's proxy stopped answering (a set-up once hung on "Network connection lost" until
-    // its hook timeout): it is dropped, and the command runs as the real CLI, on a workerd of its own.
-    forgetFolder(stateDir);
-    return cli([...args, "--persist-to", stateDir, "--json"]);
   });
 }
 
-/** How long a command may take on an open proxy before the proxy is taken for stuck (one takes well under a second). */
+/** How long a call may take on an open proxy before the proxy is taken for stuck (one takes well under a second). */
 const COMMAND_MS = 30_000;
+
+class ProxyStuck extends Error {}
+
+/**
+ * `task` on the folder's proxy, bounded by COMMAND_MS. A proxy that does not
+ * answer in time is dropped, so that the next call opens a fresh one, and the
+ * call fails with ProxyStuck: set-ups have hung until their hook timeout on a
+ * proxy that stopped answering ("Network connection lost", and once with no
+ * word at all).
+ */
+async function onProxy<T>(stateDir: string, config: string | undefined, task: (folder: Folder) => Promise<T>) {
+  const folder = await openFolder(stateDir, config);
+  const answered = await Promise.race([
+    task(folder).then((value) => ({ value })),
+    sleep(COMMAND_MS, undefined, { ref: false }),
+  ]);
+  if (answered) return answered.value;
+  forgetFolder(stateDir);
+  throw new ProxyStuck(`${stateDir}: the local platform proxy did not answer in ${COMMAND_MS} ms`);
+}
 
 /** Drops the folder's proxies without waiting on its queue (closeFolder's, from inside a turn). */
 function forgetFolder(stateDir: string) {
