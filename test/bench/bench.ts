@@ -46,7 +46,7 @@ import { dateString, localDateOf, localToInstant } from "../../src/scheduling/zo
 import { admin, applyMigrations, configWithRateLimit, DevServer, freePort, jsonLine, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
-import { bundleSize, GZIP_BUDGET_BYTES, startupMs } from "./coldstart";
+import { bundleSize, GZIP_BUDGET_BYTES, median, startupMs } from "./coldstart";
 import { FLOOR_DIR, startFloor } from "./floor/start";
 import { Holds } from "./holds";
 import { BENCH_SCHEDULE, type BenchOrg, seed } from "./seed";
@@ -221,11 +221,6 @@ const shapeOf = (c: Case) => c.shaped ?? FLOORS[c.kind];
 const TARGET_RATIO = 0.9;
 
 const round = (n: number, digits = 2) => +n.toFixed(digits);
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 const headersOf = (org: BenchOrg | null, json: boolean): Record<string, string> => ({

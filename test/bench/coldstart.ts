@@ -38,7 +38,12 @@ async function inTempDir<T>(use: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
-const median = (figures: number[]) => [...figures].sort((a, b) => a - b)[Math.floor((figures.length - 1) / 2)]!;
+/** The middle figure, or the mean of the two middles (the bench's one median: bench.ts and js.ts use it too). */
+export function median(figures: number[]): number {
+  const sorted = [...figures].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
 
 /**
  * Startup CPU of each worker whose wrangler.toml is in `cwds`: each run's

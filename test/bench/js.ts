@@ -24,6 +24,7 @@ import type { Bindings } from "../../src/env";
 import { applyMigrations, configWithRateLimit, ROOT } from "../e2e/harness";
 import { credentialsOf } from "../support/http";
 import { DAY } from "../support/time";
+import { median } from "./coldstart";
 import floor from "./floor/index";
 import { seed } from "./seed";
 
@@ -321,10 +322,9 @@ async function main() {
           await printProfile(session, rounds * requests);
         }
       }
-      const medianOf = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
       for (const [i, c] of group.entries()) {
-        const ratio = medianOf(times[i]!.map((us, r) => times[0]![r]! / us));
-        const more = medianOf(times[i]!.map((us, r) => us - times[0]![r]!));
+        const ratio = median(times[i]!.map((us, r) => times[0]![r]! / us));
+        const more = median(times[i]!.map((us, r) => us - times[0]![r]!));
         const paired =
           i === 0
             ? ""
