@@ -6,6 +6,7 @@ import { keyProblem } from "../webhooks/key";
 import { COMMANDS } from "./commands";
 import { connect, type Target } from "./connect";
 import { CliError, describeUnexpected, whileLocked } from "./errors";
+import { OPTIONS } from "./options";
 import { exportTools } from "./tools";
 
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
@@ -67,39 +68,7 @@ async function main(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: {
-      local: { type: "boolean" },
-      remote: { type: "boolean" },
-      "persist-to": { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-      name: { type: "string" },
-      "time-zone": { type: "string" },
-      country: { type: "string" },
-      org: { type: "string" },
-      key: { type: "string" },
-      file: { type: "string" },
-      url: { type: "string" },
-      events: { type: "string" },
-      endpoint: { type: "string" },
-      event: { type: "string" },
-      limit: { type: "string" },
-      id: { type: "string" },
-      duration: { type: "string" },
-      buffer: { type: "string" },
-      window: { type: "string" },
-      skills: { type: "string" },
-      keywords: { type: "string" },
-      default: { type: "boolean" },
-      active: { type: "string" },
-      "postal-codes": { type: "string" },
-      "hours-file": { type: "string" },
-      "days-off": { type: "string" },
-      reassign: { type: "boolean" },
-      platform: { type: "string" },
-      "base-url": { type: "string" },
-      role: { type: "string" },
-    },
+    options: OPTIONS,
   });
   const name = positionals.join(" ");
   // Offline: the definitions need no database (the same JSON array with or without --json).

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { parseArgs } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import { describeUnexpected, whileLocked } from "../../src/cli/errors";
 import { type Credentials, type ReadResponse, type RequestOptions, readResponse, toRequest } from "../support/http";
 
@@ -76,11 +76,12 @@ export const IN_PROCESS = "__vitest_worker__" in globalThis && process.env.E2E_A
 /** wrangler and the CLI's modules, loaded by the first in-process call (so never by the bench scripts). */
 let loading: ReturnType<typeof load> | undefined;
 async function load() {
-  const [wrangler, commands, connection, errors, client, key] = await Promise.all([
+  const [wrangler, commands, connection, errors, options, client, key] = await Promise.all([
     import("wrangler"),
     import("../../src/cli/commands"),
     import("../../src/cli/connect"),
     import("../../src/cli/errors"),
+    import("../../src/cli/options"),
     import("../../src/db/client"),
     import("../../src/webhooks/key"),
   ]);
@@ -89,6 +90,7 @@ async function load() {
     readConfig: wrangler.unstable_readConfig,
     splitSqlQuery: wrangler.unstable_splitSqlQuery,
     COMMANDS: commands.COMMANDS,
+    OPTIONS: options.OPTIONS,
     connect: connection.connect,
     CliError: errors.CliError,
     createDb: client.createDb,
@@ -317,7 +319,7 @@ export const adminProcess = (stateDir: string, args: string[]) =>
 /**
  * `admin <args> --persist-to <dir> --json`: the exit code, stdout and stderr
  * of that process. In this process when it can (IN_PROCESS), as
- * src/cli/main.ts runs a command: the flags read with main.ts's own option
+ * src/cli/main.ts runs a command: the flags read with main.ts's own options
  * table, COMMANDS[name] on the CLI's connection, run again while the database
  * is locked, then one JSON line, or `error: <message>` on stderr and exit 1.
  * Help, an unknown command, flags main.ts would refuse and --remote go to the
@@ -325,10 +327,10 @@ export const adminProcess = (stateDir: string, args: string[]) =>
  */
 export async function admin(stateDir: string, args: string[]): Promise<RunResult> {
   if (!IN_PROCESS) return adminProcess(stateDir, args);
-  const { COMMANDS } = await modules();
+  const { COMMANDS, OPTIONS } = await modules();
   let parsed: { flags: Flags; name: string };
   try {
-    parsed = parseCliArgs(args);
+    parsed = parseCliArgs(args, OPTIONS);
   } catch {
     return adminProcess(stateDir, args);
   }
@@ -409,25 +411,13 @@ async function failed(error: unknown): Promise<RunResult> {
 }
 
 type Flags = Record<string, string | boolean | undefined>;
-type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
-
-/** main.ts's `parseArgs` options, read from its source so that they cannot drift. */
-let cliOptions: Options | undefined;
-function parseCliArgs(args: string[]): { flags: Flags; name: string } {
-  if (!cliOptions) {
-    const source = fs.readFileSync(path.join(ROOT, "src/cli/main.ts"), "utf8");
-    const options = [
-      ...source.matchAll(/^\s*"?([\w-]+)"?: \{ type: "(string|boolean)"(?:, short: "(\w)")? \},?$/gm),
-    ].map(([, option, type, short]) => [option!, { type: type as "string" | "boolean", ...(short ? { short } : {}) }]);
-    if (!options.some(([option]) => option === "persist-to"))
-      throw new Error("harness: the parseArgs options of src/cli/main.ts were not found");
-    cliOptions = Object.fromEntries(options) as Options;
-  }
+/** A command's flags and name, as main.ts parses its arguments (with --json). */
+function parseCliArgs(args: string[], options: ParseArgsConfig["options"]): { flags: Flags; name: string } {
   const { values, positionals } = parseArgs({
     args: [...args, "--json"],
     allowPositionals: true,
     strict: true,
-    options: cliOptions,
+    options,
   });
   return { flags: values, name: positionals.join(" ") };
 }
