@@ -1,6 +1,7 @@
 // Reads a POST body the way docs/api.md ("Errors") orders the checks: media type
 // (415), size (413), JSON syntax (400). The text is handed to the validator
 // through Hono's body cache, so the body is read only once.
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../env";
 import { ApiError } from "./problem";
@@ -41,12 +42,20 @@ export async function readJsonObject(request: Request, limit: number) {
 
 export const jsonBody = createMiddleware<AppEnv>(async function jsonBody(c, next) {
   const { bytes, text } = await readJsonObject(c.req.raw, MAX_BODY_BYTES);
-  // Hono's c.req.json() parses the cached text (a cached object would go
-  // through JSON.stringify first, turning 1e999's Infinity into a silent null).
-  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
-  c.set("rawBody", bytes);
+  useBody(c, text, bytes);
   await next();
 });
+
+/**
+ * The body a route reads: `text` for its validators, `bytes` for the
+ * Idempotency-Key's fingerprint. Hono's c.req.json() parses the cached text
+ * (a cached object would go through JSON.stringify first, turning 1e999's
+ * Infinity into a silent null).
+ */
+export function useBody(c: Context<AppEnv>, text: string, bytes: Uint8Array) {
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+  c.set("rawBody", bytes);
+}
 
 /**
  * The body's bytes, refusing (413) past `limit`: on its Content-Length before

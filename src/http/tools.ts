@@ -14,7 +14,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import * as z from "zod/v4";
 import type { AppEnv, Bindings, CallOrigin } from "../env";
-import { MAX_BODY_BYTES } from "./body";
+import { MAX_BODY_BYTES, useBody } from "./body";
 import type { Operation } from "./operation";
 import { ApiError, problemResponse, validationFailed } from "./problem";
 
@@ -146,8 +146,7 @@ export const toolBody = createMiddleware<AppEnv>(async function toolBody(c, next
   const bytes = new TextEncoder().encode(text);
   if (bytes.byteLength > MAX_BODY_BYTES)
     throw new ApiError("payload_too_large", `The body must be at most ${MAX_BODY_BYTES} bytes`);
-  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
-  c.set("rawBody", bytes);
+  useBody(c, text, bytes);
   await next();
 });
 
