@@ -282,6 +282,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   try {
     await applyMigrations(stateDir);
     server = await DevServer.start(stateDir, await freePort());
+    log("load: migrated, server started");
     const orgs = await provisionOrgs(stateDir, options.orgs);
     const baseUrl = server.baseUrl;
     log(`load: server ready, ${orgs.length} orgs provisioned`);

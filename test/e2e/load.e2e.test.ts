@@ -14,7 +14,15 @@ import { oneHeavyAtATime } from "./harness";
 describe("mixed traffic under load", () => {
   it("50 connections for 8 s with reschedules and cancels: no 5xx, no lost write, no overbooked slot, no 429", async () => {
     const report = await oneHeavyAtATime(() =>
-      runLoad({ durationMs: 8_000, connections: 50, orgs: 5, maxRequests: 20_000, baselineMs: 1_000 }),
+      runLoad({
+        durationMs: 8_000,
+        connections: 50,
+        orgs: 5,
+        maxRequests: 20_000,
+        baselineMs: 1_000,
+        // Each step's time, shown if the test fails (a CI run once overran its timeout with no word of where).
+        log: (line) => console.error(`${new Date().toISOString()} ${line}`),
+      }),
     );
     process.stderr.write(`${figures(report)}\n`);
     expect(report.requests).toBeGreaterThan(0);
