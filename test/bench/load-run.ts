@@ -16,7 +16,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { applyMigrations, DevServer, freePort } from "../e2e/harness";
+import { applyMigrations, closeFolder, DevServer, freePort } from "../e2e/harness";
 import { readResponse, toRequest } from "../support/http";
 import { seededRandom } from "../support/random";
 import { MINUTE } from "../support/time";
@@ -281,6 +281,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadReport> {
   let server: DevServer | undefined;
   try {
     await applyMigrations(stateDir);
+    // Its proxy closed (inside vitest, the harness keeps one per folder): provisionOrgs and readRows open their own.
+    await closeFolder(stateDir);
     server = await DevServer.start(stateDir, await freePort());
     log("load: migrated, server started");
     const orgs = await provisionOrgs(stateDir, options.orgs);
