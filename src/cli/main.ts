@@ -1,12 +1,11 @@
 // The admin CLI (docs/operations.md, "The admin CLI"): `npm run admin -- <command> [flags]`.
 // With --json, stdout carries exactly one JSON object; messages go to stderr.
-import { parseArgs } from "node:util";
 import { createDb } from "../db/client";
 import { keyProblem } from "../webhooks/key";
 import { COMMANDS } from "./commands";
 import { connect, type Target } from "./connect";
 import { CliError, describeUnexpected, whileLocked } from "./errors";
-import { OPTIONS } from "./options";
+import { parseCommandLine } from "./options";
 import { exportTools } from "./tools";
 
 const USAGE = `Usage: npm run admin -- <command> [--local | --persist-to DIR | --remote] [--json]
@@ -64,13 +63,7 @@ Commands:
   demo seed                                   seed the demo org (local state only)`;
 
 async function main(argv: string[]): Promise<number> {
-  const { values: flags, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: OPTIONS,
-  });
-  const name = positionals.join(" ");
+  const { flags, name } = parseCommandLine(argv);
   // Offline: the definitions need no database (the same JSON array with or without --json).
   if (name === "tools export" && !flags.help) {
     await write(`${JSON.stringify(exportTools(flags), null, flags.json ? undefined : 2)}\n`);

@@ -1,5 +1,6 @@
-// The admin CLI's flags, as main.ts parses them (the e2e harness parses a command's flags with them too).
-import type { ParseArgsConfig } from "node:util";
+// The admin CLI's flags, and its command line read with them: by main.ts, and
+// by the e2e harness, which runs a command in its own process as main.ts does.
+import { type ParseArgsConfig, parseArgs } from "node:util";
 
 export const OPTIONS = {
   local: { type: "boolean" },
@@ -34,3 +35,14 @@ export const OPTIONS = {
   "base-url": { type: "string" },
   role: { type: "string" },
 } satisfies ParseArgsConfig["options"];
+
+/** `argv` as the CLI reads it: its flags (refusing unknown ones) and the command's name, its words joined. */
+export function parseCommandLine(argv: string[]) {
+  const { values: flags, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: OPTIONS,
+  });
+  return { flags, name: positionals.join(" ") };
+}

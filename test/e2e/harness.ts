@@ -9,7 +9,6 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type ParseArgsConfig, parseArgs } from "node:util";
 import { describeUnexpected, whileLocked } from "../../src/cli/errors";
 import { type Credentials, type ReadResponse, type RequestOptions, readResponse, toRequest } from "../support/http";
 
@@ -138,7 +137,7 @@ async function load() {
     readConfig: wrangler.unstable_readConfig,
     splitSqlQuery: wrangler.unstable_splitSqlQuery,
     COMMANDS: commands.COMMANDS,
-    OPTIONS: options.OPTIONS,
+    parseCommandLine: options.parseCommandLine,
     connect: connection.connect,
     CliError: errors.CliError,
     createDb: client.createDb,
@@ -375,10 +374,10 @@ export const adminProcess = (stateDir: string, args: string[]) =>
  */
 export async function admin(stateDir: string, args: string[]): Promise<RunResult> {
   if (!IN_PROCESS) return adminProcess(stateDir, args);
-  const { COMMANDS, OPTIONS } = await modules();
+  const { COMMANDS, parseCommandLine } = await modules();
   let parsed: { flags: Flags; name: string };
   try {
-    parsed = parseCliArgs(args, OPTIONS);
+    parsed = parseCommandLine([...args, "--json"]);
   } catch {
     return adminProcess(stateDir, args);
   }
@@ -461,17 +460,6 @@ async function failed(error: unknown): Promise<RunResult> {
 }
 
 type Flags = Record<string, string | boolean | undefined>;
-/** A command's flags and name, as main.ts parses its arguments (with --json). */
-function parseCliArgs(args: string[], options: ParseArgsConfig["options"]): { flags: Flags; name: string } {
-  const { values, positionals } = parseArgs({
-    args: [...args, "--json"],
-    allowPositionals: true,
-    strict: true,
-    options,
-  });
-  return { flags: values, name: positionals.join(" ") };
-}
-
 /** The one JSON line a successful `--json` CLI run prints; throws with the CLI's stderr otherwise. */
 export function jsonLine<T>(result: RunResult, what: string): T {
   const lines = result.stdout.split("\n").filter((line) => line.trim() !== "");
